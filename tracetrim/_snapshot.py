@@ -1,0 +1,128 @@
+"""The neutral snapshot (AgentScope 2.x JSON messages): its types, validation and safe copying."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+Message = dict[str, Any]
+"""One neutral message: ``{"id", "role", "name", "content": [block, ...], "metadata"}``."""
+
+Block = dict[str, Any]
+"""One content block of a neutral message."""
+
+ROLES = frozenset({"user", "assistant", "system"})
+
+
+class SnapshotError(ValueError):
+    """A history that is not a valid neutral snapshot; the message names index, block and field."""
+
+    def __init__(self, problem: str, *, message: int | None = None, block: int | None = None,
+                 field: str | None = None) -> None:
+        self.problem = problem
+        self.message_index = message
+        self.block_index = block
+        self.field = field
+        where = []
+        if message is not None:
+            where.append(f"message {message}")
+        if block is not None:
+            where.append(f"block {block}")
+        if field is not None:
+            where.append(f"field {field!r}")
+        super().__init__(f"{', '.join(where)}: {problem}" if where else problem)
+
+
+_REQUIRED_STR: dict[str, tuple[str, ...]] = {
+    "text": ("text",),
+    "thinking": ("thinking",),
+    "tool_call": ("id", "name", "input"),
+    "tool_result": ("id", "name"),
+}
+
+
+def _check_block(block: Any, i: int, j: int) -> None:
+    if not isinstance(block, dict):
+        raise SnapshotError(f"a block must be an object, got {type(block).__name__}", message=i, block=j)
+    kind = block.get("type")
+    if not isinstance(kind, str) or not kind:
+        raise SnapshotError("a block needs a non-empty string 'type'", message=i, block=j, field="type")
+    for name in _REQUIRED_STR.get(kind, ()):
+        if not isinstance(block.get(name), str):
+            raise SnapshotError(f"a {kind} block needs a string {name!r}", message=i, block=j, field=name)
+    if kind in ("tool_call", "tool_result"):
+        if not block["id"]:
+            raise SnapshotError(f"a {kind} block needs a non-empty 'id'", message=i, block=j, field="id")
+        if "state" in block and not isinstance(block["state"], str):
+            raise SnapshotError(f"a {kind} block's 'state' must be a string", message=i, block=j, field="state")
+    if kind == "tool_result":
+        output = block.get("output")
+        if not isinstance(output, (str, list)):
+            raise SnapshotError("a tool_result block needs 'output' as a string or a list of blocks",
+                                message=i, block=j, field="output")
+        if "metadata" in block and not isinstance(block["metadata"], dict):
+            raise SnapshotError("a tool_result block's 'metadata' must be an object",
+                                message=i, block=j, field="metadata")
+
+
+def check_message(message: Any, i: int) -> None:
+    """Raise `SnapshotError` unless ``message`` (at index ``i``) is a well-formed neutral message."""
+    if not isinstance(message, dict):
+        raise SnapshotError(f"a message must be an object, got {type(message).__name__}", message=i)
+    role = message.get("role")
+    if role not in ROLES:
+        raise SnapshotError(f"role must be one of {sorted(ROLES)}, got {role!r}", message=i, field="role")
+    if "id" in message and not isinstance(message["id"], str):
+        raise SnapshotError("id must be a string", message=i, field="id")
+    if "metadata" in message and message["metadata"] is not None and not isinstance(message["metadata"], dict):
+        raise SnapshotError("metadata must be an object", message=i, field="metadata")
+    content = message.get("content")
+    if not isinstance(content, list):
+        raise SnapshotError("content must be a list of blocks", message=i, field="content")
+    for j, block in enumerate(content):
+        _check_block(block, i, j)
+
+
+def _first_unencodable(messages: Sequence[Any]) -> SnapshotError:
+    for i, message in enumerate(messages):
+        try:
+            json.dumps(message, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            return SnapshotError(f"not JSON-serialisable ({exc})", message=i)
+    return SnapshotError("history is not JSON-serialisable")
+
+
+def copy_messages(messages: Any) -> tuple[list[Message], str]:
+    """Validate ``messages`` and return a deep copy plus its (insertion-ordered) JSON text.
+
+    The copy goes through JSON so it is both fast and proof that the history is plain JSON;
+    key order is preserved so unknown fields survive exactly as the host wrote them.
+    """
+    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
+        raise SnapshotError(f"messages must be a list of message objects, got {type(messages).__name__}")
+    for i, message in enumerate(messages):
+        check_message(message, i)
+    try:
+        text = json.dumps(list(messages), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):
+        raise _first_unencodable(messages) from None
+    copied: list[Message] = json.loads(text)
+    return copied, text
+
+
+def validate_messages(messages: Any) -> list[Message]:
+    """Return a validated deep copy of ``messages``; raise `SnapshotError` naming what is wrong."""
+    return copy_messages(messages)[0]
+
+
+def text_of_output(output: str | list[Any]) -> str | None:
+    """The text of a tool result's output, or None when any part of it is not text."""
+    if isinstance(output, str):
+        return output
+    parts: list[str] = []
+    for block in output:
+        if not (isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)):
+            return None
+        parts.append(block["text"])
+    return "\n".join(parts)

@@ -1,0 +1,118 @@
+"""What a plan produces: per-pair decisions, statistics, the outcome and the observer's record."""
+
+from __future__ import annotations
+
+import enum
+
+import attrs
+
+from tracetrim._snapshot import Message
+
+
+class Status(enum.Enum):
+    """How a plan ended."""
+
+    DECIDED = "DECIDED"
+    INCONCLUSIVE = "INCONCLUSIVE"
+    SKIPPED = "SKIPPED"
+    ERROR = "ERROR"
+    CANCELLED = "CANCELLED"
+
+
+class Action(enum.Enum):
+    """What happens to one call/result pair."""
+
+    KEEP = "keep"
+    DROP_RESULT = "drop_result"
+    DROP_CALL = "drop_call"
+
+
+@attrs.frozen(kw_only=True)
+class PairDecision:
+    """The verdict on one call/result pair: action, why, and the model's two probabilities.
+
+    ``keep_call`` and ``keep_result`` are None where no model answered (protected pairs, guards).
+    """
+
+    key: str
+    call_id: str
+    tool: str
+    action: Action
+    reason: str
+    keep_call: float | None = None
+    keep_result: float | None = None
+    chars_before: int = 0
+    chars_after: int = 0
+
+
+@attrs.frozen(kw_only=True)
+class PlanStats:
+    """The numbers of one plan; characters are those of the canonical JSON of the history."""
+
+    messages_before: int = 0
+    messages_after: int = 0
+    chars_before: int = 0
+    chars_after: int = 0
+    reduction: float = 0.0
+    candidates: int = 0
+    protected: int = 0
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    state_tokens: int = 0
+    fitting_stage: str = ""
+    elapsed_ms: float = 0.0
+
+
+@attrs.frozen(kw_only=True)
+class Plan:
+    """A proposal: the new history, one decision per pair, the numbers, and the archive reference."""
+
+    messages: list[Message]
+    decisions: tuple[PairDecision, ...]
+    stats: PlanStats
+    archive_ref: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class Outcome:
+    """The result of `Compactor.plan`: a status, an upper-case reason code, a plan when there is one,
+    and ``detail``, one human-readable line about what happened."""
+
+    status: Status
+    reason: str
+    plan: Plan | None = None
+    detail: str = ""
+
+    @property
+    def adopted(self) -> bool:
+        """True when this outcome's messages replace the host's history (ENFORCE, decided)."""
+        return self.status is Status.DECIDED and self.plan is not None and bool(self.plan.archive_ref)
+
+
+@attrs.frozen(kw_only=True)
+class Record:
+    """What the observer gets for every plan: one flat, JSON-friendly line for logs and audits."""
+
+    purpose: str
+    version: str
+    mode: str
+    status: str
+    reason: str
+    elapsed_ms: float
+    scope: dict[str, str] | None = None
+    detail: str = ""
+    messages_before: int = 0
+    messages_after: int = 0
+    chars_before: int = 0
+    chars_after: int = 0
+    reduction: float = 0.0
+    candidates: int = 0
+    protected: int = 0
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    state_tokens: int = 0
+    fitting_stage: str = ""
+    actions: dict[str, int] = attrs.field(factory=dict)
+    archive_ref: str = ""

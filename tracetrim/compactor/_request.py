@@ -1,0 +1,36 @@
+"""`CompactionRequest`: one history plus what the host knows about where the agent is going."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from tracetrim._scope import Scope
+
+
+def _ids(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        raise TypeError("expected a collection of ids, got a single string")
+    ids = tuple(value)
+    for item in ids:
+        if not isinstance(item, str):
+            raise TypeError(f"ids must be strings, got {item!r}")
+    return ids
+
+
+@attrs.frozen
+class CompactionRequest:
+    """A history to compact. ``messages`` is read, never mutated; empty ``goal``/``next_action`` are
+    derived from the first and the last user text."""
+
+    messages: Sequence[Any] = attrs.field()
+    goal: str = attrs.field(default="", validator=attrs.validators.instance_of(str))
+    next_action: str = attrs.field(default="", validator=attrs.validators.instance_of(str))
+    scope: Scope | None = attrs.field(
+        default=None, kw_only=True,
+        validator=attrs.validators.optional(attrs.validators.instance_of(Scope)),
+    )
+    protected_message_ids: tuple[str, ...] = attrs.field(default=(), converter=_ids, kw_only=True)
+    protected_call_ids: tuple[str, ...] = attrs.field(default=(), converter=_ids, kw_only=True)
