@@ -18,8 +18,9 @@ ROLES = frozenset({"user", "assistant", "system"})
 class SnapshotError(ValueError):
     """A history that is not a valid neutral snapshot; the message names index, block and field."""
 
-    def __init__(self, problem: str, *, message: int | None = None, block: int | None = None,
-                 field: str | None = None) -> None:
+    def __init__(
+        self, problem: str, *, message: int | None = None, block: int | None = None, field: str | None = None
+    ) -> None:
         self.problem = problem
         self.message_index = message
         self.block_index = block
@@ -55,15 +56,22 @@ def _check_block(block: Any, i: int, j: int) -> None:
         if not block["id"]:
             raise SnapshotError(f"a {kind} block needs a non-empty 'id'", message=i, block=j, field="id")
         if "state" in block and not isinstance(block["state"], str):
-            raise SnapshotError(f"a {kind} block's 'state' must be a string", message=i, block=j, field="state")
+            raise SnapshotError(
+                f"a {kind} block's 'state' must be a string", message=i, block=j, field="state"
+            )
     if kind == "tool_result":
         output = block.get("output")
         if not isinstance(output, (str, list)):
-            raise SnapshotError("a tool_result block needs 'output' as a string or a list of blocks",
-                                message=i, block=j, field="output")
+            raise SnapshotError(
+                "a tool_result block needs 'output' as a string or a list of blocks",
+                message=i,
+                block=j,
+                field="output",
+            )
         if "metadata" in block and not isinstance(block["metadata"], dict):
-            raise SnapshotError("a tool_result block's 'metadata' must be an object",
-                                message=i, block=j, field="metadata")
+            raise SnapshotError(
+                "a tool_result block's 'metadata' must be an object", message=i, block=j, field="metadata"
+            )
 
 
 def check_message(message: Any, i: int) -> None:
@@ -75,7 +83,11 @@ def check_message(message: Any, i: int) -> None:
         raise SnapshotError(f"role must be one of {sorted(ROLES)}, got {role!r}", message=i, field="role")
     if "id" in message and not isinstance(message["id"], str):
         raise SnapshotError("id must be a string", message=i, field="id")
-    if "metadata" in message and message["metadata"] is not None and not isinstance(message["metadata"], dict):
+    if (
+        "metadata" in message
+        and message["metadata"] is not None
+        and not isinstance(message["metadata"], dict)
+    ):
         raise SnapshotError("metadata must be an object", message=i, field="metadata")
     content = message.get("content")
     if not isinstance(content, list):
@@ -104,7 +116,7 @@ def copy_messages(messages: Any) -> tuple[list[Message], str]:
     for i, message in enumerate(messages):
         check_message(message, i)
     try:
-        text = json.dumps(list(messages), ensure_ascii=False, allow_nan=False)
+        text = json.dumps(list(messages), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     except (TypeError, ValueError):
         raise _first_unencodable(messages) from None
     copied: list[Message] = json.loads(text)
@@ -122,7 +134,9 @@ def text_of_output(output: str | list[Any]) -> str | None:
         return output
     parts: list[str] = []
     for block in output:
-        if not (isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)):
+        if not (
+            isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
+        ):
             return None
         parts.append(block["text"])
     return "\n".join(parts)

@@ -34,7 +34,7 @@ def _int_in(low: int, high: int | None = None) -> Callable[[Any, attrs.Attribute
     return check
 
 
-def _probability(instance: Any, attribute: attrs.Attribute[float | None], value: float | None) -> None:
+def _probability(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     if value is None and attribute.name == "discard_threshold":
         return
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
@@ -109,7 +109,12 @@ class CompactorConfig:
 
 
 def _budget(instance: Any, attribute: attrs.Attribute[float], value: float) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value <= 0
+    ):
         raise ValueError(f"ExecutionOptions.budget_s must be a positive number of seconds, got {value!r}")
 
 

@@ -57,6 +57,7 @@ class PlanStats:
     candidates: int = 0
     protected: int = 0
     requests: int = 0
+    retries: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
     state_tokens: int = 0
@@ -110,6 +111,7 @@ class Record:
     candidates: int = 0
     protected: int = 0
     requests: int = 0
+    retries: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
     state_tokens: int = 0

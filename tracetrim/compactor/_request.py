@@ -29,7 +29,8 @@ class CompactionRequest:
     goal: str = attrs.field(default="", validator=attrs.validators.instance_of(str))
     next_action: str = attrs.field(default="", validator=attrs.validators.instance_of(str))
     scope: Scope | None = attrs.field(
-        default=None, kw_only=True,
+        default=None,
+        kw_only=True,
         validator=attrs.validators.optional(attrs.validators.instance_of(Scope)),
     )
     protected_message_ids: tuple[str, ...] = attrs.field(default=(), converter=_ids, kw_only=True)

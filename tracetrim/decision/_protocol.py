@@ -48,7 +48,7 @@ class DecisionResponse:
 
     model: str
     answers: Mapping[str, Any]
-    usage: Usage = attrs.field(factory=Usage)
+    usage: Usage = attrs.field(factory=Usage, validator=attrs.validators.instance_of(Usage))
     metadata: Mapping[str, Any] = attrs.field(factory=dict)
 
 

@@ -1,0 +1,376 @@
+"""`Compactor`: the one orchestrator running the planning stages, then archiving and adopting."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from tracetrim._convert import to_json_object
+from tracetrim._json import canonical_json
+from tracetrim._logging import logger as _log
+from tracetrim._snapshot import Message, SnapshotError
+from tracetrim._tokens import estimate_tokens
+from tracetrim.archive import Archive, snapshot_ref
+from tracetrim.compactor._answers import InvalidAnswer, ModelFailed, ask
+from tracetrim.compactor._batches import RequestOverBudget, make_batches
+from tracetrim.compactor._config import CompactorConfig, ExecutionOptions, Mode
+from tracetrim.compactor._observation import StateOverBudget, default_goal, default_next_action, observe
+from tracetrim.compactor._outcome import Action, Outcome, PairDecision, Plan, PlanStats, Record, Status
+from tracetrim.compactor._pairs import Pair, find_pairs, protected_messages
+from tracetrim.compactor._policy import decide
+from tracetrim.compactor._rebuild import pair_chars, rebuild
+from tracetrim.compactor._request import CompactionRequest
+from tracetrim.compactor._transcript import Transcript, TranscriptTooLarge, load_transcript, unchanged
+from tracetrim.decision import DecisionModel
+
+
+class _Stop(Exception):
+    """Ends a plan early with an outcome (internal control flow only)."""
+
+    def __init__(self, status: Status, reason: str, detail: str, plan: Plan | None = None) -> None:
+        super().__init__(detail)
+        self.outcome = Outcome(status=status, reason=reason, plan=plan, detail=detail)
+
+
+class Compactor:
+    """Plans the compaction of a history with a decision model; archives and adopts in ENFORCE mode.
+
+    ``model`` defaults to the embedded `LexicalDecisionModel`. ENFORCE requires an ``archive``.
+    `plan` and `compact` never raise, except for cancellation, which propagates.
+    """
+
+    def __init__(
+        self,
+        model: DecisionModel | None = None,
+        *,
+        config: CompactorConfig | None = None,
+        execution: ExecutionOptions | None = None,
+        archive: Archive | None = None,
+    ) -> None:
+        if model is None:
+            from tracetrim.decision import LexicalDecisionModel
+
+            model = LexicalDecisionModel()
+        if not callable(model):
+            raise TypeError("model must be a DecisionModel (an async callable taking state and questions)")
+        self.model: DecisionModel = model
+        self.config = config or CompactorConfig()
+        self.execution = execution or ExecutionOptions()
+        if self.execution.mode is Mode.ENFORCE and archive is None:
+            raise ValueError(
+                "ENFORCE mode needs an archive: the original is saved before a shorter one is adopted"
+            )
+        self.archive = archive
+
+    async def compact(self, request: CompactionRequest) -> list[Message] | None:
+        """The harness entry point: the new history, the original one after a failure in ENFORCE mode,
+        or None (OFF and SHADOW) so the host runs its own compaction unchanged."""
+        outcome = await self.plan(request)
+        if self.execution.mode is not Mode.ENFORCE:
+            return None
+        if outcome.adopted and outcome.plan is not None:
+            return outcome.plan.messages
+        try:
+            return list(request.messages)
+        except TypeError:
+            return None
+
+    async def plan(self, request: CompactionRequest) -> Outcome:
+        """Judge every eligible pair and return the outcome; see `Outcome` for what each status means."""
+        started = time.perf_counter()
+        try:
+            if self.execution.mode is Mode.OFF:
+                outcome = Outcome(status=Status.SKIPPED, reason="DISABLED", detail="mode is OFF")
+            else:
+                outcome = await self._plan(request, started)
+        except asyncio.CancelledError:
+            self._emit(
+                request,
+                Outcome(status=Status.CANCELLED, reason="CANCELLED", detail="plan cancelled"),
+                started,
+            )
+            raise
+        except _Stop as stop:
+            outcome = stop.outcome
+        except Exception as exc:  # a bug must not take the host's agent down with it
+            outcome = Outcome(
+                status=Status.ERROR, reason="INTERNAL_ERROR", detail=f"{type(exc).__name__}: {exc}"
+            )
+        outcome = _with_elapsed(outcome, started)
+        self._emit(request, outcome, started)
+        return outcome
+
+    async def _plan(self, request: CompactionRequest, started: float) -> Outcome:
+        config, mode = self.config, self.execution.mode
+        deadline = asyncio.get_running_loop().time() + self.execution.budget_s
+        transcript = _load(request, config)
+        if mode is Mode.ENFORCE and request.scope is None:
+            raise _Stop(Status.ERROR, "SCOPE_REQUIRED", "ENFORCE mode needs request.scope to archive under")
+        messages = transcript.messages
+        protected = protected_messages(
+            messages,
+            preserve_recent=config.preserve_recent_messages,
+            protected_ids=set(request.protected_message_ids),
+            pinned_ids=config.pinned_message_ids,
+        )
+        pairs = find_pairs(
+            messages,
+            eligible_tools=config.eligible_tools,
+            protected=protected,
+            protected_call_ids=set(request.protected_call_ids),
+        )
+        candidates = [pair for pair in pairs if pair.candidate]
+        base = PlanStats(
+            messages_before=len(messages),
+            messages_after=len(messages),
+            chars_before=transcript.chars,
+            chars_after=transcript.chars,
+            candidates=len(candidates),
+            protected=len(pairs) - len(candidates),
+        )
+        if not candidates:
+            decisions = _decisions(messages, pairs, {}, {}, {})
+            raise _Stop(
+                Status.SKIPPED,
+                "NO_CANDIDATES",
+                "no pair is eligible for compaction",
+                Plan(messages=messages, decisions=decisions, stats=base),
+            )
+
+        count = config.token_counter or estimate_tokens
+        try:
+            observation = observe(
+                messages,
+                pairs,
+                goal=request.goal or default_goal(messages),
+                next_action=request.next_action or default_next_action(messages),
+                preserve_recent=config.preserve_recent_messages,
+                preview_chars=config.result_preview_chars,
+                max_tokens=config.max_state_tokens,
+                count_tokens=count,
+            )
+            batches = make_batches(
+                candidates,
+                state_tokens=observation.tokens,
+                max_questions=config.max_questions,
+                max_request_tokens=config.max_request_tokens,
+                count_tokens=count,
+            )
+        except StateOverBudget as exc:
+            raise _Stop(Status.ERROR, "STATE_OVER_BUDGET", str(exc)) from None
+        except RequestOverBudget as exc:
+            raise _Stop(Status.ERROR, "REQUEST_OVER_BUDGET", str(exc)) from None
+
+        try:
+            async with asyncio.timeout_at(deadline):
+                answers = await ask(
+                    self.model, observation.state, batches, max_concurrency=config.max_concurrency
+                )
+        except TimeoutError:
+            raise _Stop(
+                Status.ERROR,
+                "TIMEOUT",
+                f"decision requests did not finish within {self.execution.budget_s} s",
+            ) from None
+        except ModelFailed as exc:
+            raise _Stop(Status.ERROR, "MODEL_ERROR", str(exc)) from None
+        except InvalidAnswer as exc:
+            raise _Stop(Status.ERROR, "INVALID_ANSWER", str(exc)) from None
+
+        probabilities = answers.probabilities
+        actions = {
+            pair.key: decide(
+                probabilities[f"call_{pair.key}"],
+                probabilities[f"result_{pair.key}"],
+                config.keep_threshold,
+                config.discard,
+            )
+            for pair in candidates
+        }
+        ref = snapshot_ref(request.scope, messages) if request.scope is not None else ""
+        rebuilt = rebuild(
+            messages,
+            pairs,
+            actions,
+            archive_ref=ref,
+            head_chars=config.truncate_head_chars,
+            tail_chars=config.truncate_tail_chars,
+        )
+        stats = PlanStats(
+            messages_before=len(messages),
+            messages_after=len(rebuilt.messages),
+            chars_before=transcript.chars,
+            chars_after=len(canonical_json(rebuilt.messages)),
+            candidates=len(candidates),
+            protected=len(pairs) - len(candidates),
+            requests=answers.requests,
+            retries=answers.retries,
+            input_tokens=answers.usage.input_tokens,
+            output_tokens=answers.usage.output_tokens,
+            state_tokens=observation.tokens,
+            fitting_stage=observation.stage,
+        )
+        stats = _with_reduction(stats)
+        decisions = _decisions(messages, pairs, rebuilt.applied, rebuilt.chars_after, probabilities)
+
+        if stats.reduction < config.minimum_reduction:
+            _check_unchanged(request, transcript)
+            raise _Stop(
+                Status.INCONCLUSIVE,
+                "INSUFFICIENT_REDUCTION",
+                f"the proposal saves {stats.reduction:.1%}; "
+                f"minimum_reduction is {config.minimum_reduction:.0%}",
+                Plan(messages=messages, decisions=decisions, stats=stats),
+            )
+        if mode is Mode.SHADOW:
+            _check_unchanged(request, transcript)
+            return Outcome(
+                status=Status.DECIDED,
+                reason="SHADOW_PROPOSAL",
+                detail="proposal not adopted (SHADOW)",
+                plan=Plan(messages=rebuilt.messages, decisions=decisions, stats=stats),
+            )
+
+        assert self.archive is not None and request.scope is not None
+        saved = await self._save(request, messages, deadline)
+        if saved != ref:  # a custom archive names snapshots its own way: the markers must say its name
+            rebuilt = rebuild(
+                messages,
+                pairs,
+                actions,
+                archive_ref=saved,
+                head_chars=config.truncate_head_chars,
+                tail_chars=config.truncate_tail_chars,
+            )
+            stats = _with_reduction(attrs.evolve(stats, chars_after=len(canonical_json(rebuilt.messages))))
+            decisions = _decisions(messages, pairs, rebuilt.applied, rebuilt.chars_after, probabilities)
+        _check_unchanged(request, transcript)
+        return Outcome(
+            status=Status.DECIDED,
+            reason="ARCHIVED_PROPOSAL",
+            detail=f"original archived as {saved}",
+            plan=Plan(messages=rebuilt.messages, decisions=decisions, stats=stats, archive_ref=saved),
+        )
+
+    async def _save(self, request: CompactionRequest, messages: list[Message], deadline: float) -> str:
+        assert self.archive is not None and request.scope is not None
+        try:
+            async with asyncio.timeout_at(deadline):
+                saved = await self.archive.save(request.scope, messages)
+        except TimeoutError:
+            raise _Stop(
+                Status.ERROR, "ARCHIVE_ERROR", "archive save did not finish before the deadline"
+            ) from None
+        except Exception as exc:
+            raise _Stop(
+                Status.ERROR, "ARCHIVE_ERROR", f"archive save failed: {type(exc).__name__}: {exc}"
+            ) from None
+        if not isinstance(saved, str) or not saved:
+            raise _Stop(Status.ERROR, "ARCHIVE_ERROR", f"archive save returned no reference ({saved!r})")
+        return saved
+
+    def _emit(self, request: CompactionRequest, outcome: Outcome, started: float) -> None:
+        record = make_record(self.execution, request, outcome, (time.perf_counter() - started) * 1000)
+        _log.info("tracetrim.plan", **_record_fields(record))
+        if self.execution.observer is not None:
+            try:
+                self.execution.observer(record)
+            except Exception:  # an observer must never change what the host gets
+                _log.warning("tracetrim.observer_failed", exc_info=True)
+
+
+def _load(request: CompactionRequest, config: CompactorConfig) -> Transcript:
+    try:
+        return load_transcript(request.messages, config.max_transcript_chars)
+    except TranscriptTooLarge as exc:
+        raise _Stop(Status.SKIPPED, "TRANSCRIPT_TOO_LARGE", str(exc)) from None
+    except SnapshotError as exc:
+        raise _Stop(Status.ERROR, "INVALID_TRANSCRIPT", str(exc)) from None
+
+
+def _check_unchanged(request: CompactionRequest, transcript: Transcript) -> None:
+    if not unchanged(request.messages, transcript):
+        raise _Stop(Status.ERROR, "TRANSCRIPT_CHANGED", "the history changed while it was being planned")
+
+
+def _decisions(
+    messages: Sequence[Message],
+    pairs: Sequence[Pair],
+    applied: dict[str, tuple[Action, str]],
+    chars_after: dict[str, int],
+    probabilities: dict[str, float],
+) -> tuple[PairDecision, ...]:
+    decisions = []
+    for pair in pairs:
+        before = pair_chars(messages, pair)
+        action, reason = applied.get(pair.key, (Action.KEEP, pair.reason))
+        decisions.append(
+            PairDecision(
+                key=pair.key,
+                call_id=pair.call_id,
+                tool=pair.tool,
+                action=action,
+                reason=reason,
+                keep_call=probabilities.get(f"call_{pair.key}"),
+                keep_result=probabilities.get(f"result_{pair.key}"),
+                chars_before=before,
+                chars_after=chars_after.get(pair.key, before),
+            )
+        )
+    return tuple(decisions)
+
+
+def _with_reduction(stats: PlanStats) -> PlanStats:
+    reduction = 1 - stats.chars_after / stats.chars_before if stats.chars_before else 0.0
+    return attrs.evolve(stats, reduction=reduction)
+
+
+def _with_elapsed(outcome: Outcome, started: float) -> Outcome:
+    if outcome.plan is None:
+        return outcome
+    stats = attrs.evolve(outcome.plan.stats, elapsed_ms=(time.perf_counter() - started) * 1000)
+    return attrs.evolve(outcome, plan=attrs.evolve(outcome.plan, stats=stats))
+
+
+def make_record(
+    execution: ExecutionOptions, request: CompactionRequest, outcome: Outcome, elapsed_ms: float
+) -> Record:
+    """The observer's record for one plan."""
+    plan = outcome.plan
+    stats = plan.stats if plan is not None else PlanStats()
+    actions = Counter(d.action.value for d in plan.decisions) if plan is not None else Counter()
+    return Record(
+        purpose=execution.purpose,
+        version=execution.version,
+        mode=execution.mode.value,
+        status=outcome.status.value,
+        reason=outcome.reason,
+        elapsed_ms=round(elapsed_ms, 3),
+        scope=request.scope.as_dict() if request.scope is not None else None,
+        detail=outcome.detail,
+        messages_before=stats.messages_before,
+        messages_after=stats.messages_after,
+        chars_before=stats.chars_before,
+        chars_after=stats.chars_after,
+        reduction=round(stats.reduction, 6),
+        candidates=stats.candidates,
+        protected=stats.protected,
+        requests=stats.requests,
+        retries=stats.retries,
+        input_tokens=stats.input_tokens,
+        output_tokens=stats.output_tokens,
+        state_tokens=stats.state_tokens,
+        fitting_stage=stats.fitting_stage,
+        actions=dict(actions),
+        archive_ref=plan.archive_ref if plan else "",
+    )
+
+
+def _record_fields(record: Record) -> dict[str, Any]:
+    fields: dict[str, Any] = to_json_object(record)
+    return fields

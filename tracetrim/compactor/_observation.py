@@ -1,0 +1,170 @@
+"""Stage 3: the bounded JSON state a decision model sees, fitted under the state budget in stages."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import attrs
+
+from tracetrim._json import canonical_json
+from tracetrim._snapshot import Message
+from tracetrim._tokens import TokenCounter
+from tracetrim.compactor._pairs import Pair
+
+# Each stage keeps what the previous one did and shortens one more thing; the first that fits wins.
+# (stage, input/preview limit, old-text limit, omit old text-only messages, merge old protected calls)
+STAGES: tuple[tuple[str, int | None, int | None, bool, bool], ...] = (
+    ("full", None, None, False, False),
+    ("inputs_1000", 1000, None, False, False),
+    ("inputs_200", 200, None, False, False),
+    ("inputs_60", 60, None, False, False),
+    ("old_text_shortened", 60, 200, False, False),
+    ("old_text_omitted", 60, 200, True, False),
+    ("protected_merged", 60, 200, True, True),
+)
+
+
+class StateOverBudget(ValueError):
+    """Even the most compact observation exceeds ``max_state_tokens``."""
+
+
+@attrs.frozen
+class Observation:
+    """The state sent with every decision request, its token count and the fitting stage that won."""
+
+    state: dict[str, Any]
+    tokens: int
+    stage: str
+
+
+def shorten(text: str, limit: int | None) -> str:
+    """Head and tail of ``text`` within about ``limit`` characters, saying how much was cut."""
+    if limit is None or len(text) <= limit:
+        return text
+    if limit <= 0:
+        return f"[{len(text)} chars]"
+    head = (limit * 2 + 2) // 3
+    tail = limit - head
+    cut = len(text) - head - tail
+    return (
+        f"{text[:head]}[…{cut} chars…]{text[len(text) - tail :]}" if tail else f"{text[:head]}[…{cut} chars]"
+    )
+
+
+def message_text(message: Message) -> str:
+    """The user/assistant text of a message (text blocks only; thinking never leaves)."""
+    return "\n".join(block["text"] for block in message["content"] if block["type"] == "text")
+
+
+def default_goal(messages: Sequence[Message]) -> str:
+    """The first user text: what the agent was asked to do, when the host gives no goal."""
+    return next((t for m in messages if m["role"] == "user" and (t := message_text(m))), "")
+
+
+def default_next_action(messages: Sequence[Message]) -> str:
+    """The last user text: what the agent is answering now, when the host gives no next action."""
+    return next((t for m in reversed(messages) if m["role"] == "user" and (t := message_text(m))), "")
+
+
+@attrs.frozen
+class _Item:
+    message: int
+    old: bool
+    text: str | None = None
+    text_only: bool = False
+    pair: Pair | None = None
+
+
+def _items(messages: Sequence[Message], pairs: Sequence[Pair], recent_from: int) -> list[_Item]:
+    by_call_message: dict[int, list[Pair]] = {}
+    for pair in pairs:
+        at = pair.call_at or pair.result_at
+        if at is not None:
+            by_call_message.setdefault(at[0], []).append(pair)
+    items: list[_Item] = []
+    for i, message in enumerate(messages):
+        old = 0 < i < recent_from
+        own_pairs = by_call_message.get(i, [])
+        if message["role"] != "system":
+            text = message_text(message)
+            if text:
+                has_tools = any(b["type"] in ("tool_call", "tool_result") for b in message["content"])
+                items.append(_Item(i, old, text=text, text_only=not has_tools))
+        items.extend(_Item(i, old, pair=pair) for pair in own_pairs)
+    return items
+
+
+def _call_record(pair: Pair, limit: int | None, preview_chars: int) -> dict[str, Any]:
+    key = pair.key if pair.candidate else ("pending" if pair.pending else "protected")
+    record: dict[str, Any] = {
+        "key": key,
+        "call_id": pair.call_id,
+        "tool": pair.tool,
+        "input": shorten(pair.input, limit),
+    }
+    result: dict[str, Any] = {"state": pair.result_state or "pending", "chars": pair.result_chars}
+    if preview_chars and pair.result_text:
+        result["preview"] = shorten(pair.result_text, min(preview_chars, limit or preview_chars))
+    record["result"] = result
+    return record
+
+
+def _render(
+    items: Sequence[_Item], stage: tuple[str, int | None, int | None, bool, bool], preview_chars: int
+) -> Iterator[dict[str, Any]]:
+    _, limit, old_text_limit, omit_old_text, merge_protected = stage
+    merged: dict[str, Any] | None = None
+    for item in items:
+        if item.pair is not None:
+            if merge_protected and item.old and not item.pair.candidate:
+                if merged is None:
+                    merged = {"message": item.message, "merged_protected_calls": 0, "tools": {}}
+                merged["merged_protected_calls"] += 1
+                merged["tools"][item.pair.tool] = merged["tools"].get(item.pair.tool, 0) + 1
+                continue
+            if merged is not None:
+                yield merged
+                merged = None
+            yield {"message": item.message, "call": _call_record(item.pair, limit, preview_chars)}
+            continue
+        assert item.text is not None
+        if item.old and omit_old_text and item.text_only:
+            continue
+        if merged is not None:
+            yield merged
+            merged = None
+        text = shorten(item.text, old_text_limit) if item.old else item.text
+        yield {"message": item.message, "text": text}
+    if merged is not None:
+        yield merged
+
+
+def observe(
+    messages: Sequence[Message],
+    pairs: Sequence[Pair],
+    *,
+    goal: str,
+    next_action: str,
+    preserve_recent: int,
+    preview_chars: int,
+    max_tokens: int,
+    count_tokens: TokenCounter,
+) -> Observation:
+    """The most complete observation that fits ``max_tokens``; raise `StateOverBudget` if none does."""
+    items = _items(messages, pairs, len(messages) - preserve_recent)
+    roles = {item.message: messages[item.message]["role"] for item in items if item.text is not None}
+    tokens = 0
+    for stage in STAGES:
+        history = list(_render(items, stage, preview_chars))
+        for entry in history:
+            if "text" in entry:
+                entry["role"] = roles[entry["message"]]
+        state = {"goal": goal, "next_action": next_action, "messages": len(messages), "history": history}
+        tokens = count_tokens(canonical_json(state))
+        if tokens <= max_tokens:
+            return Observation(state, tokens, stage[0])
+    raise StateOverBudget(
+        f"the observation needs {tokens:,} tokens even at its most compact; "
+        f"max_state_tokens is {max_tokens:,}"
+    )

@@ -1,0 +1,194 @@
+"""Stage 2: match tool calls with their results and decide which pairs a model may judge."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from tracetrim._snapshot import Block, Message, text_of_output
+
+PIN_KEYS = ("tracetrim.pinned", "jev.context.pinned")
+
+
+@attrs.frozen
+class Pair:
+    """One tool-call id with where its call and result sit; ``reason`` says why it is not a candidate."""
+
+    key: str
+    call_id: str
+    tool: str
+    call_at: tuple[int, int] | None
+    result_at: tuple[int, int] | None
+    reason: str = ""
+    input: str = ""
+    result_state: str = ""
+    result_text: str | None = None
+    result_chars: int = 0
+
+    @property
+    def candidate(self) -> bool:
+        """True when a model may decide this pair's fate."""
+        return not self.reason
+
+    @property
+    def pending(self) -> bool:
+        """True for a call still waiting for (or producing) its result."""
+        return self.result_at is None or self.result_state == "running"
+
+
+def _pinned(metadata: Any) -> bool:
+    if not isinstance(metadata, Mapping):
+        return False
+    for dotted in PIN_KEYS:
+        if metadata.get(dotted) is True:
+            return True
+        node: Any = metadata
+        for part in dotted.split("."):
+            node = node.get(part) if isinstance(node, Mapping) else None
+        if node is True:
+            return True
+    return False
+
+
+def protected_messages(
+    messages: Sequence[Message],
+    *,
+    preserve_recent: int,
+    protected_ids: Collection[str],
+    pinned_ids: Collection[str],
+) -> dict[int, str]:
+    """Message index to the rule that protects it; unprotected messages are absent."""
+    protected: dict[int, str] = {}
+    recent_from = len(messages) - preserve_recent
+    for i, message in enumerate(messages):
+        message_id = message.get("id")
+        if i == 0:
+            protected[i] = "first_message"
+        elif message["role"] == "system":
+            protected[i] = "system_message"
+        elif i >= recent_from:
+            protected[i] = "recent_message"
+        elif message_id in protected_ids:
+            protected[i] = "protected_message"
+        elif message_id in pinned_ids or _pinned(message.get("metadata")):
+            protected[i] = "pinned_message"
+    return protected
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"non-finite number {name}")
+
+
+def _is_json_object(text: str) -> bool:
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except ValueError:
+        return False
+    return isinstance(value, dict)
+
+
+def _guard(
+    call: Block, result: Block, call_at: tuple[int, int], result_at: tuple[int, int], result_text: str | None
+) -> str:
+    if result_at <= call_at:
+        return "result_before_call"
+    if call.get("state") != "finished":
+        return "call_not_finished"
+    if result.get("state") != "success":
+        return "result_not_success"
+    if result["name"] != call["name"]:
+        return "name_mismatch"
+    if not _is_json_object(call["input"]):
+        return "input_not_json_object"
+    if result_text is None:
+        return "non_text_output"
+    metadata = result.get("metadata")
+    if isinstance(metadata, Mapping) and "tracetrim" in metadata:
+        return "already_shortened"
+    return ""
+
+
+def find_pairs(
+    messages: Sequence[Message],
+    *,
+    eligible_tools: Collection[str],
+    protected: Mapping[int, str],
+    protected_call_ids: Collection[str],
+) -> list[Pair]:
+    """Every tool-call id in order of first appearance, keyed ``t1, t2, ...``, with its verdict."""
+    calls: dict[str, list[tuple[int, int]]] = {}
+    results: dict[str, list[tuple[int, int]]] = {}
+    order: dict[str, None] = {}
+    for i, message in enumerate(messages):
+        for j, block in enumerate(message["content"]):
+            kind = block["type"]
+            if kind == "tool_call":
+                calls.setdefault(block["id"], []).append((i, j))
+            elif kind == "tool_result":
+                results.setdefault(block["id"], []).append((i, j))
+            else:
+                continue
+            order.setdefault(block["id"], None)
+
+    pairs: list[Pair] = []
+    for n, call_id in enumerate(order, start=1):
+        key = f"t{n}"
+        found_calls, found_results = calls.get(call_id, []), results.get(call_id, [])
+        if len(found_calls) > 1 or len(found_results) > 1:
+            first = (found_calls or found_results)[0]
+            tool = messages[first[0]]["content"][first[1]]["name"]
+            pairs.append(Pair(key, call_id, tool, None, None, reason="duplicate_id"))
+            continue
+        if not found_results:
+            i, j = found_calls[0]
+            call = messages[i]["content"][j]
+            pairs.append(
+                Pair(key, call_id, call["name"], (i, j), None, reason="no_result", input=call["input"])
+            )
+            continue
+        result_at = found_results[0]
+        result = messages[result_at[0]]["content"][result_at[1]]
+        result_text = text_of_output(result["output"])
+        state = str(result.get("state", ""))
+        chars = len(result_text) if result_text is not None else len(json.dumps(result["output"]))
+        if not found_calls:
+            pairs.append(
+                Pair(
+                    key,
+                    call_id,
+                    result["name"],
+                    None,
+                    result_at,
+                    reason="no_call",
+                    result_state=state,
+                    result_chars=chars,
+                )
+            )
+            continue
+        call_at = found_calls[0]
+        call = messages[call_at[0]]["content"][call_at[1]]
+        reason = (
+            _guard(call, result, call_at, result_at, result_text)
+            or ("" if call["name"] in eligible_tools else "tool_not_eligible")
+            or protected.get(call_at[0], "")
+            or protected.get(result_at[0], "")
+            or ("protected_call" if call_id in protected_call_ids else "")
+        )
+        pairs.append(
+            Pair(
+                key,
+                call_id,
+                call["name"],
+                call_at,
+                result_at,
+                reason=reason,
+                input=call["input"],
+                result_state=state,
+                result_text=result_text,
+                result_chars=chars,
+            )
+        )
+    return pairs
