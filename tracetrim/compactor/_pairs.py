@@ -140,7 +140,9 @@ def find_pairs(
         if len(found_calls) > 1 or len(found_results) > 1:
             first = (found_calls or found_results)[0]
             tool = messages[first[0]]["content"][first[1]]["name"]
-            pairs.append(Pair(key, call_id, tool, None, None, reason="duplicate_id"))
+            call_at = found_calls[0] if found_calls else None
+            result_at = found_results[0] if found_results else None
+            pairs.append(Pair(key, call_id, tool, call_at, result_at, reason="duplicate_id"))
             continue
         if not found_results:
             i, j = found_calls[0]

@@ -35,3 +35,11 @@ class CompactionRequest:
     )
     protected_message_ids: tuple[str, ...] = attrs.field(default=(), converter=_ids, kw_only=True)
     protected_call_ids: tuple[str, ...] = attrs.field(default=(), converter=_ids, kw_only=True)
+    token_budget: int | None = attrs.field(
+        default=None,
+        kw_only=True,
+        validator=attrs.validators.optional(
+            attrs.validators.and_(attrs.validators.instance_of(int), attrs.validators.ge(1))
+        ),
+    )
+    """The host's context budget in tokens, when it has one (adapters use it to decide when to plan)."""

@@ -1,0 +1,50 @@
+"""`tracetrim demo`: judge the bundled example histories with the embedded model in SHADOW mode."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from typing import Any
+
+from tracetrim._examples import NAMES, load_example
+from tracetrim.cli._table import decision_table
+from tracetrim.compactor import CompactionRequest, Compactor, CompactorConfig, ExecutionOptions, Mode, Outcome
+from tracetrim.decision import LexicalDecisionModel
+
+
+def register(commands: Any) -> None:
+    """Add the ``demo`` sub-command."""
+    parser: argparse.ArgumentParser = commands.add_parser(
+        "demo", help="compact the bundled example histories and show the decisions and savings"
+    )
+    parser.add_argument("--example", choices=NAMES, action="append", help="only this example (repeatable)")
+    parser.set_defaults(handler=run)
+
+
+async def plan_example(name: str) -> tuple[dict[str, Any], Outcome]:
+    """Plan one bundled example in SHADOW mode with the lexical model."""
+    example = load_example(name)
+    config = CompactorConfig(eligible_tools=example["eligible_tool_names"], **example["options"])
+    compactor = Compactor(LexicalDecisionModel(), config=config, execution=ExecutionOptions(mode=Mode.SHADOW))
+    request = CompactionRequest(
+        example["messages"],
+        example["goal"],
+        example["next_action"],
+        protected_message_ids=example["protected_message_ids"],
+        protected_call_ids=example["protected_call_ids"],
+    )
+    return example, await compactor.plan(request)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print, per example, each pair's verdict and the characters saved."""
+    for name in args.example or NAMES:
+        example, outcome = asyncio.run(plan_example(name))
+        print(f"\n== {name}: {outcome.status.value} {outcome.reason} ==")
+        print(f"goal: {example['goal']}")
+        if outcome.plan is None:
+            print(outcome.detail)
+            continue
+        print(decision_table(outcome.plan))
+    print("\nSHADOW mode: nothing was changed or archived. See README for ENFORCE mode and restoring.")
+    return 0
