@@ -441,3 +441,16 @@ async def test_pending_call_and_result_are_untouched() -> None:
     outcome = await _compactor(_drop_all()).plan(tt.CompactionRequest(messages))
     assert outcome.plan is not None
     assert blocks_by_id(outcome.plan.messages, "tool_call")["cp"] == call("cp", state="pending")
+
+
+async def test_marker_text_alone_marks_a_result_as_shortened() -> None:
+    """Formats without block metadata (OpenAI chat) carry only the marker text into a later pass."""
+    model = ScriptedDecisionModel(lambda name, q, s: 0.9 if name.startswith("call_") else 0.1)
+    first = await _compactor(model).plan(tt.CompactionRequest(tool_history(4)))
+    assert first.plan is not None
+    stripped = copy.deepcopy(first.plan.messages)
+    for message in stripped:
+        for block in message["content"]:
+            block.pop("metadata", None)
+    again = await _compactor(model).plan(tt.CompactionRequest(stripped))
+    assert again.plan is not None and {d.reason for d in again.plan.decisions} == {"already_shortened"}

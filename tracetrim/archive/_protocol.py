@@ -1,7 +1,8 @@
-"""What an archive is (save, restore, list, delete) and the errors it raises."""
+"""What an archive is (save, restore, list, delete), its reference format and scope naming."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -10,8 +11,25 @@ import attrs
 from tracetrim._json import digest
 from tracetrim._scope import Scope
 from tracetrim._snapshot import Message
+from tracetrim.archive._errors import ArchiveError, InvalidReferenceError
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "SNAPSHOT_VERSION",
+    "Archive",
+    "ArchiveEntry",
+    "ArchiveError",
+    "check_ref",
+    "scope_key",
+    "scope_label",
+    "snapshot_document",
+    "snapshot_ref",
+]
 
 SNAPSHOT_VERSION = 1
+DEFAULT_MAX_BYTES = 20_000_000
+
+_REF = re.compile(r"[0-9a-f]{64}")
 
 
 def snapshot_document(scope: Scope, messages: Sequence[Message]) -> dict[str, Any]:
@@ -24,17 +42,33 @@ def snapshot_ref(scope: Scope, messages: Sequence[Message]) -> str:
     return digest(snapshot_document(scope, messages))
 
 
+def scope_key(scope: Scope) -> str:
+    """A stable 64-hex name for a scope, used for folders and keys so ids never reach the disk or Redis."""
+    return digest(scope.as_dict())
+
+
+def scope_label(scope: Scope) -> str:
+    """A short, non-secret way to name a scope in error messages."""
+    return f"scope #{scope_key(scope)[:12]}"
+
+
+def check_ref(ref: object) -> str:
+    """Return ``ref`` if it is exactly 64 lower-case hex characters; raise `InvalidReferenceError`."""
+    if not isinstance(ref, str) or _REF.fullmatch(ref) is None:
+        shown = ref[:80] if isinstance(ref, str) else type(ref).__name__
+        raise InvalidReferenceError(
+            f"invalid archive reference {shown!r}: expected 64 lower-case hex characters"
+        )
+    return ref
+
+
 @attrs.frozen
 class ArchiveEntry:
-    """One archived snapshot as `Archive.list` reports it."""
+    """One archived snapshot as `Archive.list` reports it (size in bytes, creation as a Unix time)."""
 
     ref: str
     size: int
     created_at: float
-
-
-class ArchiveError(Exception):
-    """Base of every archive failure; messages name the reference, never scope secrets."""
 
 
 @runtime_checkable
@@ -46,7 +80,11 @@ class Archive(Protocol):
         ...
 
     async def restore(self, scope: Scope, ref: str) -> list[Message]:
-        """Return the history saved under ``ref``, verified; raise `ArchiveError` otherwise."""
+        """Return the history saved under ``ref``, verified; raise `ArchiveError` otherwise.
+
+        The result equals what was saved and has the same canonical bytes; being stored as
+        canonical JSON, objects come back with their keys in sorted order.
+        """
         ...
 
     async def list(self, scope: Scope) -> list[ArchiveEntry]:

@@ -6,10 +6,12 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from tracetrim.cli import _compact, _demo
+from tracetrim.cli._archive_commands import register as register_archive
+from tracetrim.cli._compact import register as register_compact
+from tracetrim.cli._demo import register as register_demo
 from tracetrim.cli._errors import CliError
 
-_COMMAND_MODULES = (_demo, _compact)
+_REGISTRATIONS = (register_demo, register_compact, register_archive)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -19,8 +21,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Shrink an LLM agent's tool history safely: judge, shorten or drop, archive, restore.",
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in _COMMAND_MODULES:
-        module.register(commands)
+    for register in _REGISTRATIONS:
+        register(commands)
     return parser
 
 

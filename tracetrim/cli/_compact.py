@@ -14,9 +14,10 @@ from tracetrim._scope import Scope
 from tracetrim.archive import Archive
 from tracetrim.cli._errors import CliError
 from tracetrim.cli._input import HistoryFile, read_history
+from tracetrim.cli._model_options import add_model_arguments, model_from_args
 from tracetrim.cli._settings import add_config_arguments, build_config
 from tracetrim.compactor import CompactionRequest, Compactor, ExecutionOptions, Mode, Outcome
-from tracetrim.decision import DecisionModel, LexicalDecisionModel
+from tracetrim.decision import DecisionModel
 
 
 def register(commands: Any) -> None:
@@ -42,24 +43,8 @@ def register(commands: Any) -> None:
     )
     parser.add_argument("--output-dir", metavar="DIR", help="write one JSON result per input file here")
     add_config_arguments(parser)
-    _add_model_arguments(parser)
-    parser.set_defaults(handler=run)
-
-
-def _add_model_arguments(parser: argparse.ArgumentParser) -> None:
-    try:
-        from tracetrim.cli._model_options import add_model_arguments
-    except ImportError:  # the HTTP backends are optional until installed with the package
-        return
     add_model_arguments(parser)
-
-
-def _model(args: argparse.Namespace) -> DecisionModel:
-    if getattr(args, "model_backend", None) is None:
-        return LexicalDecisionModel()
-    from tracetrim.cli._model_options import model_from_args
-
-    return model_from_args(args)
+    parser.set_defaults(handler=run)
 
 
 def _archive(args: argparse.Namespace) -> tuple[Archive | None, Scope | None]:
@@ -123,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("several files need --output-dir DIR (one JSON result per file)")
     if args.files.count("-") > 1:
         raise CliError("stdin (-) can be read only once")
-    model = _model(args)
+    model = model_from_args(args)
     failures = 0
     out_dir = Path(args.output_dir) if args.output_dir else None
     if out_dir is not None:

@@ -4,37 +4,32 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import Counter
-from collections.abc import Sequence
-from typing import Any
 
 import attrs
 
-from tracetrim._convert import to_json_object
 from tracetrim._json import canonical_json
-from tracetrim._logging import logger as _log
-from tracetrim._snapshot import Message, SnapshotError
+from tracetrim._snapshot import Message
 from tracetrim._tokens import estimate_tokens
 from tracetrim.archive import Archive, snapshot_ref
 from tracetrim.compactor._answers import InvalidAnswer, ModelFailed, ask
 from tracetrim.compactor._batches import RequestOverBudget, make_batches
 from tracetrim.compactor._config import CompactorConfig, ExecutionOptions, Mode
+from tracetrim.compactor._flow import Stop as _Stop
+from tracetrim.compactor._flow import check_unchanged as _check_unchanged
+from tracetrim.compactor._flow import emit_record, load_request, make_record
+from tracetrim.compactor._flow import pair_decisions as _decisions
+from tracetrim.compactor._flow import with_elapsed as _with_elapsed
+from tracetrim.compactor._flow import with_reduction as _with_reduction
 from tracetrim.compactor._observation import StateOverBudget, default_goal, default_next_action, observe
-from tracetrim.compactor._outcome import Action, Outcome, PairDecision, Plan, PlanStats, Record, Status
-from tracetrim.compactor._pairs import Pair, find_pairs, protected_messages
+from tracetrim.compactor._outcome import Outcome, Plan, PlanStats, Status
+from tracetrim.compactor._pairs import find_pairs, protected_messages
 from tracetrim.compactor._policy import decide
-from tracetrim.compactor._rebuild import pair_chars, rebuild
+from tracetrim.compactor._rebuild import rebuild
 from tracetrim.compactor._request import CompactionRequest
-from tracetrim.compactor._transcript import Transcript, TranscriptTooLarge, load_transcript, unchanged
+from tracetrim.compactor._transcript import Transcript
 from tracetrim.decision import DecisionModel
 
-
-class _Stop(Exception):
-    """Ends a plan early with an outcome (internal control flow only)."""
-
-    def __init__(self, status: Status, reason: str, detail: str, plan: Plan | None = None) -> None:
-        super().__init__(detail)
-        self.outcome = Outcome(status=status, reason=reason, plan=plan, detail=detail)
+__all__ = ["Compactor", "make_record"]
 
 
 class Compactor:
@@ -275,102 +270,8 @@ class Compactor:
         return saved
 
     def _emit(self, request: CompactionRequest, outcome: Outcome, started: float) -> None:
-        record = make_record(self.execution, request, outcome, (time.perf_counter() - started) * 1000)
-        _log.info("tracetrim.plan", **_record_fields(record))
-        if self.execution.observer is not None:
-            try:
-                self.execution.observer(record)
-            except Exception:  # an observer must never change what the host gets
-                _log.warning("tracetrim.observer_failed", exc_info=True)
+        emit_record(self.execution, request, outcome, started)
 
 
 def _load(request: CompactionRequest, config: CompactorConfig) -> Transcript:
-    try:
-        return load_transcript(request.messages, config.max_transcript_chars)
-    except TranscriptTooLarge as exc:
-        raise _Stop(Status.SKIPPED, "TRANSCRIPT_TOO_LARGE", str(exc)) from None
-    except SnapshotError as exc:
-        raise _Stop(Status.ERROR, "INVALID_TRANSCRIPT", str(exc)) from None
-
-
-def _check_unchanged(request: CompactionRequest, transcript: Transcript) -> None:
-    if not unchanged(request.messages, transcript):
-        raise _Stop(Status.ERROR, "TRANSCRIPT_CHANGED", "the history changed while it was being planned")
-
-
-def _decisions(
-    messages: Sequence[Message],
-    pairs: Sequence[Pair],
-    applied: dict[str, tuple[Action, str]],
-    chars_after: dict[str, int],
-    probabilities: dict[str, float],
-) -> tuple[PairDecision, ...]:
-    decisions = []
-    for pair in pairs:
-        before = pair_chars(messages, pair)
-        action, reason = applied.get(pair.key, (Action.KEEP, pair.reason))
-        decisions.append(
-            PairDecision(
-                key=pair.key,
-                call_id=pair.call_id,
-                tool=pair.tool,
-                action=action,
-                reason=reason,
-                keep_call=probabilities.get(f"call_{pair.key}"),
-                keep_result=probabilities.get(f"result_{pair.key}"),
-                chars_before=before,
-                chars_after=chars_after.get(pair.key, before),
-            )
-        )
-    return tuple(decisions)
-
-
-def _with_reduction(stats: PlanStats) -> PlanStats:
-    reduction = 1 - stats.chars_after / stats.chars_before if stats.chars_before else 0.0
-    return attrs.evolve(stats, reduction=reduction)
-
-
-def _with_elapsed(outcome: Outcome, started: float) -> Outcome:
-    if outcome.plan is None:
-        return outcome
-    stats = attrs.evolve(outcome.plan.stats, elapsed_ms=(time.perf_counter() - started) * 1000)
-    return attrs.evolve(outcome, plan=attrs.evolve(outcome.plan, stats=stats))
-
-
-def make_record(
-    execution: ExecutionOptions, request: CompactionRequest, outcome: Outcome, elapsed_ms: float
-) -> Record:
-    """The observer's record for one plan."""
-    plan = outcome.plan
-    stats = plan.stats if plan is not None else PlanStats()
-    actions = Counter(d.action.value for d in plan.decisions) if plan is not None else Counter()
-    return Record(
-        purpose=execution.purpose,
-        version=execution.version,
-        mode=execution.mode.value,
-        status=outcome.status.value,
-        reason=outcome.reason,
-        elapsed_ms=round(elapsed_ms, 3),
-        scope=request.scope.as_dict() if request.scope is not None else None,
-        detail=outcome.detail,
-        messages_before=stats.messages_before,
-        messages_after=stats.messages_after,
-        chars_before=stats.chars_before,
-        chars_after=stats.chars_after,
-        reduction=round(stats.reduction, 6),
-        candidates=stats.candidates,
-        protected=stats.protected,
-        requests=stats.requests,
-        retries=stats.retries,
-        input_tokens=stats.input_tokens,
-        output_tokens=stats.output_tokens,
-        state_tokens=stats.state_tokens,
-        fitting_stage=stats.fitting_stage,
-        actions=dict(actions),
-        archive_ref=plan.archive_ref if plan else "",
-    )
-
-
-def _record_fields(record: Record) -> dict[str, Any]:
-    fields: dict[str, Any] = to_json_object(record)
-    return fields
+    return load_request(request, config.max_transcript_chars)

@@ -11,6 +11,8 @@ import attrs
 from tracetrim._snapshot import Block, Message, text_of_output
 
 PIN_KEYS = ("tracetrim.pinned", "jev.context.pinned")
+MARKER_PREFIX = "[tracetrim: the result of "
+"""How every shortened result's marker starts (written by the rebuild stage)."""
 
 
 @attrs.frozen
@@ -106,7 +108,8 @@ def _guard(
     if result_text is None:
         return "non_text_output"
     metadata = result.get("metadata")
-    if isinstance(metadata, Mapping) and "tracetrim" in metadata:
+    # The marker text counts too: formats without block metadata (OpenAI chat) carry only the text.
+    if (isinstance(metadata, Mapping) and "tracetrim" in metadata) or MARKER_PREFIX in result_text:
         return "already_shortened"
     return ""
 

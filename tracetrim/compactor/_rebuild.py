@@ -10,7 +10,7 @@ import attrs
 from tracetrim._json import canonical_json
 from tracetrim._snapshot import Block, Message
 from tracetrim.compactor._outcome import Action
-from tracetrim.compactor._pairs import Pair
+from tracetrim.compactor._pairs import MARKER_PREFIX, Pair
 
 MARKER_KEY = "tracetrim"
 
@@ -24,7 +24,7 @@ def marker(pair: Pair, ref: str, kept: int) -> str:
         else "The full result was not archived."
     )
     return (
-        f"[tracetrim: the result of {pair.tool} call {pair.call_id} was shortened from "
+        f"{MARKER_PREFIX}{pair.tool} call {pair.call_id} was shortened from "
         f"{pair.result_chars} to {kept} characters. {where}]"
     )
 

@@ -1,0 +1,250 @@
+"""Local stand-in HTTP servers for the OpenAI Decisions and chat-completions wire formats.
+
+These are stand-ins, not the real services: real HTTP servers on 127.0.0.1 (``http.server`` in a
+thread) that speak each API's request and response JSON as documented (for Decisions, as the
+``openai`` package's ``Decision``/``DecisionCreateParams`` types spell it; for chat completions, the
+OpenAI ``chat.completion`` object with ``logprobs.content[].top_logprobs`` that vLLM, llama.cpp
+server and Ollama also return). Faults can be switched on: no logprobs, malformed JSON, a hang,
+some 500s before success, added latency, a required key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+_HANG_LIMIT_S = 30.0
+
+
+def _error(message: str) -> dict[str, Any]:
+    return {"error": {"message": message, "type": "invalid_request_error"}}
+
+
+class _Server(ThreadingHTTPServer):
+    # The default backlog of 5 drops connections when a plan opens 16 at once.
+    request_queue_size = 128
+    daemon_threads = True
+
+
+def fake_probability(text: str) -> float:
+    """A deterministic probability in [0.05, 0.95] from the text it is about."""
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return 0.05 + 0.9 * int.from_bytes(digest[:8], "big") / 2**64
+
+
+class StandIn:
+    """A stand-in server in a background thread; subclasses answer ``POST`` on one path.
+
+    ``key``: Bearer key required (None: no auth). ``fail_first``: that many requests get 500 first.
+    ``malformed``: 200 answers carry a body that is not JSON. ``hang``: never answer (until stopped).
+    ``latency_s``: sleep before every answer.
+    """
+
+    path = "/"
+
+    def __init__(self, *, key: str | None = None, fail_first: int = 0, malformed: bool = False,
+                 hang: bool = False, latency_s: float = 0.0) -> None:
+        self.key = key
+        self.fail_first = fail_first
+        self.malformed = malformed
+        self.hang = hang
+        self.latency_s = latency_s
+        self.requests: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
+        self.release = threading.Event()
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._server = _Server(("127.0.0.1", 0), self._handler_class())
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
+
+    @property
+    def url(self) -> str:
+        """The base URL, without ``/v1``."""
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def __enter__(self) -> StandIn:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release.set()
+        self._server.shutdown()
+        self._server.server_close()
+
+    def answer(self, body: dict[str, Any]) -> tuple[int, Any]:
+        """Status and JSON payload for a well-formed, authorised request."""
+        raise NotImplementedError
+
+    def auth_error(self, given: str | None) -> tuple[int, Any]:
+        """What a wrong or missing key gets."""
+        return 401, {"error": {"message": "Incorrect API key provided.", "type": "invalid_request_error",
+                               "param": None, "code": "invalid_api_key"}}
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        stand_in = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                stand_in._serve(self)
+
+        return Handler
+
+    def _serve(self, handler: BaseHTTPRequestHandler) -> None:
+        raw = handler.rfile.read(int(handler.headers.get("Content-Length") or 0))
+        with self.lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            number = len(self.requests) + 1
+            headers = {k.lower(): v for k, v in handler.headers.items()}
+            body = json.loads(raw or b"null")
+            self.requests.append({"path": handler.path, "headers": headers, "body": body})
+        try:
+            status, payload, text = self._decide(handler, number)
+            if self.latency_s:
+                time.sleep(self.latency_s)
+        finally:
+            with self.lock:
+                self.in_flight -= 1
+        data = text.encode() if text is not None else json.dumps(payload).encode()
+        try:
+            handler.send_response(status)
+            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Content-Length", str(len(data)))
+            handler.end_headers()
+            handler.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (a deadline in the test); nothing to report
+
+    def _decide(self, handler: BaseHTTPRequestHandler, number: int) -> tuple[int, Any, str | None]:
+        if handler.path != self.path:
+            return 404, _error(f"Unknown path {handler.path}"), None
+        if self.key is not None:
+            header = handler.headers.get("Authorization") or ""
+            given = header[7:] if header.startswith("Bearer ") else None
+            if given != self.key:
+                status, payload = self.auth_error(given)
+                return status, payload, None
+        if self.hang:
+            self.release.wait(_HANG_LIMIT_S)
+            return 503, {"error": {"message": "released"}}, None
+        if number <= self.fail_first:
+            return 500, {"error": {"message": "The server had an error.", "type": "server_error"}}, None
+        if self.malformed:
+            return 200, None, '{"answers": [ {"name": "broken'
+        body = self.requests[number - 1]["body"]
+        status, payload = self.answer(body)
+        return status, payload, None
+
+
+class DecisionsStandIn(StandIn):
+    """Stand-in for ``POST /v1/decisions`` (OpenAI Decisions): predicate answers keyed by ``name``.
+
+    ``refuse``: question names answered with a ``refusal``. Each probability is
+    ``fake_probability(instructions)``.
+    """
+
+    path = "/v1/decisions"
+
+    def __init__(self, *, refuse: frozenset[str] = frozenset(), **options: Any) -> None:
+        super().__init__(**options)
+        self.refuse = refuse
+
+    def auth_error(self, given: str | None) -> tuple[int, Any]:
+        """OpenAI echoes (part of) the wrong key; the client must not pass it on."""
+        message = f"Incorrect API key provided: {given}."
+        return 401, {"error": {**_error(message)["error"], "param": None, "code": "invalid_api_key"}}
+
+    def answer(self, body: dict[str, Any]) -> tuple[int, Any]:
+        """Answers in question order, with usage."""
+        questions = body.get("questions")
+        if not isinstance(body.get("input"), str) or not isinstance(questions, list) or not questions:
+            return 400, {"error": {"message": "invalid request", "type": "invalid_request_error"}}
+        answers = []
+        for question in questions:
+            if question.get("type") != "predicate":
+                return 400, _error("unsupported question type")
+            name = question.get("name")
+            if name in self.refuse:
+                answers.append({"type": "refusal", "name": name})
+            else:
+                probability = fake_probability(question["instructions"])
+                answers.append({"type": "predicate", "name": name, "probability": probability})
+        input_tokens = len(body["input"]) // 4 + 20 * len(questions)
+        return 200, {
+            "model": body.get("model"),
+            "answers": answers,
+            "usage": {
+                "input_tokens": input_tokens,
+                "input_tokens_details": {"cache_write_tokens": 0, "cached_tokens": 0},
+                "output_tokens": len(questions),
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": input_tokens + len(questions),
+            },
+        }
+
+
+class ChatStandIn(StandIn):
+    """Stand-in for ``POST /v1/chat/completions`` with ``logprobs``/``top_logprobs``.
+
+    With ``logprobs=True`` it answers option ``A`` with probability ``fake_probability(question)``,
+    listing ``A``, ``B`` (with a leading-space variant) and a distractor among the top logprobs.
+    With ``logprobs=False`` it ignores the logprobs request, like servers without support, and
+    answers the JSON-probability prompt with ``{"probability": p}``.
+    """
+
+    path = "/v1/chat/completions"
+
+    def __init__(self, *, logprobs: bool = True, **options: Any) -> None:
+        super().__init__(**options)
+        self.logprobs = logprobs
+
+    @staticmethod
+    def question_of(body: dict[str, Any]) -> str:
+        """The question part of the last user message (the state precedes it)."""
+        content: str = body["messages"][-1]["content"]
+        return content[content.index("Question:"):]
+
+    def answer(self, body: dict[str, Any]) -> tuple[int, Any]:
+        """A one-token completion with logprobs, or a JSON probability without them."""
+        question = self.question_of(body)
+        probability = fake_probability(question.split("\nA) ")[0].split("\nYes means")[0])
+        wants_logprobs = bool(body.get("logprobs"))
+        prompt_tokens = sum(len(m["content"]) for m in body["messages"]) // 4
+        choice: dict[str, Any] = {"index": 0, "finish_reason": "length", "logprobs": None}
+        if wants_logprobs and self.logprobs:
+            top = [
+                {"token": "A", "logprob": math.log(0.9 * probability * 0.8), "bytes": [65]},
+                {"token": " A", "logprob": math.log(0.9 * probability * 0.2), "bytes": [32, 65]},
+                {"token": "B", "logprob": math.log(0.9 * (1 - probability)), "bytes": [66]},
+                {"token": "The", "logprob": math.log(0.1), "bytes": [84, 104, 101]},
+            ][: max(1, int(body.get("top_logprobs") or 0))]
+            top.sort(key=lambda entry: -entry["logprob"])
+            best = top[0]
+            choice["message"] = {"role": "assistant", "content": best["token"]}
+            choice["logprobs"] = {"content": [{**best, "top_logprobs": top}], "refusal": None}
+            completion_tokens = 1
+        elif wants_logprobs:
+            choice["message"] = {"role": "assistant", "content": "A" if probability >= 0.5 else "B"}
+            completion_tokens = 1
+        else:
+            choice["message"] = {"role": "assistant", "content": f'{{"probability": {probability:.4f}}}'}
+            choice["finish_reason"] = "stop"
+            completion_tokens = 9
+        return 200, {
+            "id": f"chatcmpl-{len(self.requests)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model"),
+            "choices": [choice],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                      "total_tokens": prompt_tokens + completion_tokens},
+        }

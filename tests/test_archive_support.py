@@ -1,0 +1,72 @@
+"""Helpers shared by the archive tests: realistic histories and a by-hand compaction (no tests here)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+from typing import Any
+
+from tracetrim._snapshot import Message
+
+
+def make_history(pairs: int, *, seed: int = 0, result_chars: int = 400, tag: str = "") -> list[Message]:
+    """A user turn, then ``pairs`` tool calls (some sharing a message), with text, thinking and metadata."""
+    rng = random.Random(seed)
+    messages: list[Message] = [
+        {"id": "m0", "role": "user", "name": "user",
+         "content": [{"type": "text", "text": f"Fix the failing payment retry {tag} ✓ — naïve café"}],
+         "metadata": {"source": "cli", "nested": {"k": [1, 2.5, None, True]}}},
+    ]
+    n = 1
+    for i in range(pairs):
+        call_id = f"c{i}"
+        body = "".join(rng.choice("abcdefghij \n{}\"\\é漢") for _ in range(result_chars))
+        call = {"type": "tool_call", "id": call_id, "name": rng.choice(["read_file", "search_code"]),
+                "input": json.dumps({"path": f"src/mod{i}.py"}), "state": "finished"}
+        result = {"type": "tool_result", "id": call_id, "name": call["name"], "output": body,
+                  "state": "success", "metadata": {"elapsed_ms": rng.randint(1, 900)}}
+        if i % 3 == 2:
+            # call and result in one assistant message, after some text: blocks move within a message
+            messages.append({"id": f"m{n}", "role": "assistant", "name": "agent",
+                             "content": [{"type": "text", "text": f"step {i}"}, call, result]})
+            n += 1
+        else:
+            messages.append({"id": f"m{n}", "role": "assistant", "name": "agent",
+                             "content": [{"type": "thinking", "thinking": f"why {i}"}, call]})
+            messages.append({"id": f"m{n + 1}", "role": "user", "name": "user", "content": [result],
+                             "unknown_field": {"kept": i}})
+            n += 2
+    messages.append({"id": f"m{n}", "role": "assistant", "name": "agent",
+                     "content": [{"type": "text", "text": "Done so far."}]})
+    return messages
+
+
+def compact_by_hand(messages: list[Message], actions: dict[str, str], ref: str) -> list[Message]:
+    """Apply drop_result / drop_call to a copy the way the planner's rebuild stage does.
+
+    This mimics the planner's rebuild (DESIGN.md section 3, step 7) so rehydrate can be tested
+    before the planner exists: a shortened result keeps id/name/state, gets a short ``output`` and
+    ``metadata.tracetrim = {action, archive_ref, original_chars}`` (other metadata kept); a dropped
+    pair loses both blocks, and a message goes only when that leaves it empty.
+    """
+    out: list[Message] = []
+    for message in copy.deepcopy(messages):
+        content: list[dict[str, Any]] = []
+        for block in message["content"]:
+            is_tool = block["type"] in ("tool_call", "tool_result")
+            action = actions.get(block["id"]) if is_tool else None
+            if action == "drop_call":
+                continue
+            if action == "drop_result" and block["type"] == "tool_result":
+                original = block["output"]
+                marker = f"[tracetrim: shortened; call {block['id']}, archive {ref}]"
+                block["output"] = f"{original[:20]}… {marker}"
+                block.setdefault("metadata", {})["tracetrim"] = {
+                    "action": "drop_result", "archive_ref": ref, "original_chars": len(original)}
+            content.append(block)
+        if message["content"] and not content:
+            continue
+        message["content"] = content
+        out.append(message)
+    return out

@@ -1,0 +1,91 @@
+"""`from_env()` and the ``.env`` reader: which backend, which settings, nothing overridden."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tracetrim.decision._chat_logprobs import ChatLogprobsModel
+from tracetrim.decision._env import from_env, load_environment, read_dotenv
+from tracetrim.decision._openai_decisions import OpenAIDecisionsModel
+from tracetrim.decision._systemone import SystemOneModel
+
+
+def test_lexical_is_the_default() -> None:
+    from tracetrim.decision._lexical import LexicalDecisionModel
+
+    assert isinstance(from_env({}), LexicalDecisionModel)
+    assert isinstance(from_env({"DECISION_MODEL_BACKEND": "LEXICAL"}), LexicalDecisionModel)
+
+
+def test_systemone_from_generic_and_backend_variables() -> None:
+    model = from_env({"DECISION_MODEL_BACKEND": "systemone", "DECISION_MODEL_API_KEY": "k1",
+                      "DECISION_MODEL_BASE_URL": "http://127.0.0.1:9/v1", "DECISION_MODEL_NAME": "mock"})
+    assert isinstance(model, SystemOneModel) and model.model == "mock"
+    assert model._http.root == "http://127.0.0.1:9" and model._http._headers()["Authorization"] == "Bearer k1"
+    fallback = from_env({"DECISION_MODEL_BACKEND": "systemone", "TYPESAFE_API_KEY": "k2"})
+    assert isinstance(fallback, SystemOneModel) and fallback.model == "jev-latest"
+    assert fallback._http.root == "https://api.typesafe.ai"
+    assert fallback._http._headers()["Authorization"] == "Bearer k2"
+
+
+def test_openai_and_chat() -> None:
+    openai = from_env({"DECISION_MODEL_BACKEND": "openai", "OPENAI_API_KEY": "sk-1"})
+    assert isinstance(openai, OpenAIDecisionsModel) and openai._http.root == "https://api.openai.com"
+    chat = from_env({"DECISION_MODEL_BACKEND": "chat", "DECISION_MODEL_BASE_URL": "http://127.0.0.1:8000/v1",
+                     "DECISION_MODEL_NAME": "llama3"})
+    assert isinstance(chat, ChatLogprobsModel) and chat.model == "llama3"
+    with pytest.raises(ValueError, match="DECISION_MODEL_NAME"):
+        from_env({"DECISION_MODEL_BACKEND": "chat", "DECISION_MODEL_BASE_URL": "http://h"})
+    with pytest.raises(ValueError, match="DECISION_MODEL_BASE_URL"):
+        from_env({"DECISION_MODEL_BACKEND": "chat", "DECISION_MODEL_NAME": "m"})
+
+
+def test_agentscope_builds_a_wrapped_classifier() -> None:
+    pytest.importorskip("agentscope.classifier")
+    from tracetrim.decision._agentscope import AgentScopeClassifierModel
+
+    model = from_env({"DECISION_MODEL_BACKEND": "agentscope", "DECISION_MODEL_API_KEY": "secret-as"})
+    assert isinstance(model, AgentScopeClassifierModel)
+    assert type(model.classifier).__name__ == "JevClassifierModel" and "secret-as" not in repr(model)
+    openai = from_env({"DECISION_MODEL_BACKEND": "agentscope", "DECISION_MODEL_CLASSIFIER": "openai",
+                       "OPENAI_API_KEY": "sk-x"})
+    assert type(openai.classifier).__name__ == "OpenAIClassifierModel"  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="required"):
+        from_env({"DECISION_MODEL_BACKEND": "agentscope"})
+    with pytest.raises(ValueError, match="DECISION_MODEL_CLASSIFIER"):
+        from_env({"DECISION_MODEL_BACKEND": "agentscope", "DECISION_MODEL_CLASSIFIER": "x",
+                  "DECISION_MODEL_API_KEY": "k"})
+
+
+def test_unknown_backend_names_the_choices() -> None:
+    with pytest.raises(ValueError, match="lexical, systemone, openai, chat, agentscope"):
+        from_env({"DECISION_MODEL_BACKEND": "gpt"})
+
+
+def test_dotenv_is_read_without_overriding_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / ".env").write_text(
+        "# settings\nexport DECISION_MODEL_BACKEND=systemone\nDECISION_MODEL_NAME='mock'\n"
+        'DECISION_MODEL_API_KEY="from-file"\n'
+        "DECISION_MODEL_BASE_URL=http://127.0.0.1:9 # local\nnot a line\n",
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DECISION_MODEL_API_KEY", "from-environment")
+    monkeypatch.delenv("DECISION_MODEL_BACKEND", raising=False)
+    assert read_dotenv(tmp_path / ".env")["DECISION_MODEL_BASE_URL"] == "http://127.0.0.1:9"
+    env = load_environment()
+    assert env["DECISION_MODEL_API_KEY"] == "from-environment" and env["DECISION_MODEL_NAME"] == "mock"
+    model = from_env()
+    assert isinstance(model, SystemOneModel) and model.model == "mock"
+    assert model._http._headers()["Authorization"] == "Bearer from-environment"
+    import os
+
+    assert "DECISION_MODEL_BACKEND" not in os.environ
+
+
+def test_missing_dotenv_is_fine(tmp_path: Path) -> None:
+    assert read_dotenv(tmp_path / "absent.env") == {}

@@ -1,0 +1,61 @@
+"""Archives of whole histories (file, memory, SQLite, Redis) and the helpers that restore from them."""
+
+from tracetrim.archive._calls import CallBlocks, restore_calls
+from tracetrim.archive._errors import (
+    ArchiveCorruptedError,
+    ArchiveError,
+    ArchiveLimitError,
+    ArchiveNotFoundError,
+    CallNotFoundError,
+    InvalidReferenceError,
+    ScopeMismatchError,
+    UnsafePathError,
+)
+from tracetrim.archive._file import FileArchive
+from tracetrim.archive._kv import KeyValueArchive
+from tracetrim.archive._memory_store import MemoryStore
+from tracetrim.archive._protocol import (
+    DEFAULT_MAX_BYTES,
+    SNAPSHOT_VERSION,
+    Archive,
+    ArchiveEntry,
+    check_ref,
+    snapshot_document,
+    snapshot_ref,
+)
+from tracetrim.archive._recall import RecallTool
+from tracetrim.archive._redis_store import RedisStore
+from tracetrim.archive._rehydrate import rehydrate
+from tracetrim.archive._retention import prune
+from tracetrim.archive._sqlite_store import SQLiteStore
+from tracetrim.archive._store import KeyValueStore, StoredItem
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "SNAPSHOT_VERSION",
+    "Archive",
+    "ArchiveCorruptedError",
+    "ArchiveEntry",
+    "ArchiveError",
+    "ArchiveLimitError",
+    "ArchiveNotFoundError",
+    "CallBlocks",
+    "CallNotFoundError",
+    "FileArchive",
+    "InvalidReferenceError",
+    "KeyValueArchive",
+    "KeyValueStore",
+    "MemoryStore",
+    "RecallTool",
+    "RedisStore",
+    "SQLiteStore",
+    "ScopeMismatchError",
+    "StoredItem",
+    "UnsafePathError",
+    "check_ref",
+    "prune",
+    "rehydrate",
+    "restore_calls",
+    "snapshot_document",
+    "snapshot_ref",
+]

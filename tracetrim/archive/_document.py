@@ -1,0 +1,70 @@
+"""Encoding a history into snapshot bytes and verifying snapshot bytes on the way back."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from tracetrim._json import canonical_bytes, sha256_hex
+from tracetrim._scope import Scope
+from tracetrim._snapshot import Message, SnapshotError, check_message
+from tracetrim.archive._errors import ArchiveCorruptedError, ArchiveLimitError, ScopeMismatchError
+from tracetrim.archive._protocol import SNAPSHOT_VERSION, scope_label, snapshot_document
+
+
+@attrs.frozen
+class EncodedSnapshot:
+    """A history ready to store: its canonical bytes and their SHA-256 reference."""
+
+    ref: str
+    data: bytes
+
+
+def encode_snapshot(scope: Scope, messages: Sequence[Message], max_bytes: int) -> EncodedSnapshot:
+    """Validate and encode a history; refuse it with `ArchiveLimitError` before any write if too large."""
+    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):  # type: ignore[unreachable]
+        raise SnapshotError(f"messages must be a list of message objects, got {type(messages).__name__}")
+    for i, message in enumerate(messages):
+        check_message(message, i)
+    try:
+        data = canonical_bytes(snapshot_document(scope, messages))
+    except (TypeError, ValueError) as exc:
+        raise SnapshotError(f"history is not JSON-serialisable ({exc})") from None
+    ref = sha256_hex(data)
+    if len(data) > max_bytes:
+        raise ArchiveLimitError(
+            f"snapshot {ref} for {scope_label(scope)} is {len(data)} bytes; the limit is {max_bytes}"
+        )
+    return EncodedSnapshot(ref=ref, data=data)
+
+
+def check_size(scope: Scope, ref: str, size: int, max_bytes: int) -> None:
+    """Refuse to read a stored snapshot larger than ``max_bytes``."""
+    if size > max_bytes:
+        raise ArchiveLimitError(
+            f"snapshot {ref} in {scope_label(scope)} is {size} bytes; the limit is {max_bytes}"
+        )
+
+
+def decode_snapshot(scope: Scope, ref: str, data: bytes, max_bytes: int) -> list[Message]:
+    """Verify size, digest, version and scope of stored bytes and return the history they hold."""
+    check_size(scope, ref, len(data), max_bytes)
+    where = f"snapshot {ref} in {scope_label(scope)}"
+    if sha256_hex(data) != ref:
+        raise ArchiveCorruptedError(f"{where} is corrupted: its digest does not match the reference")
+    try:
+        document: Any = json.loads(data)
+    except ValueError:
+        raise ArchiveCorruptedError(f"{where} is corrupted: not valid JSON") from None
+    if not isinstance(document, dict) or document.get("version") != SNAPSHOT_VERSION:
+        version = document.get("version") if isinstance(document, dict) else None
+        raise ArchiveCorruptedError(f"{where} has unsupported version {version!r}")
+    if document.get("scope") != scope.as_dict():
+        raise ScopeMismatchError(f"{where} belongs to another scope")
+    messages = document.get("messages")
+    if not isinstance(messages, list):
+        raise ArchiveCorruptedError(f"{where} is corrupted: 'messages' is not a list")
+    return messages

@@ -1,0 +1,291 @@
+"""`FileArchive`: one owner-only folder per scope, atomic fsynced writes, no symlink ever followed."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import fcntl
+import functools
+import os
+import re
+import secrets
+import stat
+from collections.abc import Sequence
+from pathlib import Path
+
+import aiofiles
+
+from tracetrim._scope import Scope
+from tracetrim._snapshot import Message
+from tracetrim.archive._document import EncodedSnapshot, check_size, decode_snapshot, encode_snapshot
+from tracetrim.archive._errors import (
+    ArchiveCorruptedError,
+    ArchiveError,
+    ArchiveNotFoundError,
+    UnsafePathError,
+)
+from tracetrim.archive._protocol import DEFAULT_MAX_BYTES, ArchiveEntry, check_ref, scope_key, scope_label
+
+_TMP_PREFIX = ".tmp-"
+_SNAPSHOT_NAME = re.compile(r"([0-9a-f]{64})\.json")
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _snapshot_name(ref: str) -> str:
+    return f"{ref}.json"
+
+
+def _open_dir(path: str | Path, *, dir_fd: int | None, create: bool) -> int | None:
+    """Open a folder without following a symlink at its last component; None when absent."""
+    try:
+        return os.open(path, _DIR_FLAGS, dir_fd=dir_fd)
+    except FileNotFoundError:
+        if not create:
+            return None
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            shown = os.fspath(path)
+            raise UnsafePathError(f"archive folder {shown!r} is a symlink or not a folder") from None
+        raise
+    try:
+        if dir_fd is None:
+            os.makedirs(path, mode=0o700, exist_ok=True)
+        else:
+            os.mkdir(path, 0o700, dir_fd=dir_fd)
+    except FileExistsError:
+        pass  # a concurrent save created it first
+    return _open_dir(path, dir_fd=dir_fd, create=False)
+
+
+def _private_opener(dir_fd: int, extra: int, path: str, flags: int) -> int:
+    return os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC | extra, 0o600, dir_fd=dir_fd)
+
+
+def _lock_fresh_temp(dir_fd: int, name: str, fd: int) -> bool:
+    """Mark a new temp file as in use; False when a sweeper removed it between create and lock.
+
+    The flock is what tells a sweeper in any process that the writer is alive: the kernel drops
+    it when the writer dies, even by SIGKILL, so an unlocked temp file is always a leftover.
+    """
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    try:
+        on_disk = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return on_disk.st_ino == os.fstat(fd).st_ino
+
+
+def _regular_size(dir_fd: int, name: str) -> int | None:
+    try:
+        info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    return info.st_size if stat.S_ISREG(info.st_mode) else None
+
+
+def _commit(fd: int, dir_fd: int, tmp: str, name: str, size: int) -> None:
+    """Make a fully written temp file visible under its final name, durably."""
+    os.fsync(fd)
+    try:
+        # link, unlike rename, never replaces: the first copy of a snapshot keeps its creation time
+        os.link(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+    except FileExistsError:
+        if _regular_size(dir_fd, name) != size:
+            os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK):
+            raise
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)  # no hard links on this file system
+    with contextlib.suppress(FileNotFoundError):  # already renamed into place
+        os.unlink(tmp, dir_fd=dir_fd)
+    os.fsync(dir_fd)
+
+
+def _sweep(dir_fd: int) -> int:
+    """Remove temp files no live writer holds; return how many were removed."""
+    removed = 0
+    with os.scandir(dir_fd) as entries:
+        names = [entry.name for entry in entries if entry.name.startswith(_TMP_PREFIX)]
+    for name in names:
+        try:
+            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+        except FileNotFoundError:
+            continue
+        except OSError:
+            fd = -1  # a symlink or special file under our temp prefix is never ours: remove it
+        try:
+            if fd >= 0:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    continue  # a live writer
+            try:
+                os.unlink(name, dir_fd=dir_fd)
+                removed += 1
+            except FileNotFoundError:
+                pass
+        finally:
+            if fd >= 0:
+                os.close(fd)
+    if removed:
+        os.fsync(dir_fd)
+    return removed
+
+
+def _list(dir_fd: int) -> list[ArchiveEntry]:
+    found: list[ArchiveEntry] = []
+    with os.scandir(dir_fd) as entries:
+        for entry in entries:
+            match = _SNAPSHOT_NAME.fullmatch(entry.name)
+            if match is None:
+                continue
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            if stat.S_ISREG(info.st_mode):
+                found.append(ArchiveEntry(ref=match.group(1), size=info.st_size, created_at=info.st_mtime))
+    found.sort(key=lambda e: (e.created_at, e.ref))
+    return found
+
+
+def _delete(dir_fd: int, name: str) -> bool:
+    try:
+        os.unlink(name, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return False
+    os.fsync(dir_fd)
+    return True
+
+
+class FileArchive:
+    """Snapshots as files: ``root/<scope hash>/<ref>.json``, folders 0700, files 0600.
+
+    A save writes a temp file in the scope folder, fsyncs it, links it into place and fsyncs the
+    folder, so a crash at any moment leaves either no snapshot or a complete one. Temp files left
+    by a crashed writer are removed by the next `save` or `sweep` (and so by `prune`). Symlinks are
+    refused at the root and the scope folder and never followed inside it. POSIX only (flock).
+    """
+
+    def __init__(self, root: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+        if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes <= 0:
+            raise ValueError(f"max_bytes must be a positive integer, got {max_bytes!r}")
+        self.root = Path(root)
+        self.max_bytes = max_bytes
+
+    def __repr__(self) -> str:
+        return f"FileArchive({os.fspath(self.root)!r}, max_bytes={self.max_bytes})"
+
+    def _scope_dir(self, scope: Scope, create: bool) -> int | None:
+        root_fd = _open_dir(self.root, dir_fd=None, create=create)
+        if root_fd is None:
+            return None
+        try:
+            return _open_dir(scope_key(scope), dir_fd=root_fd, create=create)
+        finally:
+            os.close(root_fd)
+
+    async def save(self, scope: Scope, messages: Sequence[Message]) -> str:
+        """Store the history durably; return its reference. Saving it again writes nothing."""
+        snap = await asyncio.to_thread(encode_snapshot, scope, messages, self.max_bytes)
+        await self._put(scope, snap)
+        return snap.ref
+
+    async def _put(self, scope: Scope, snap: EncodedSnapshot) -> None:
+        """Store already encoded snapshot bytes (split from `save` so benchmarks can time the I/O)."""
+        name = _snapshot_name(snap.ref)
+        try:
+            dir_fd = await asyncio.to_thread(self._scope_dir, scope, True)
+            assert dir_fd is not None
+            try:
+                await asyncio.to_thread(_sweep, dir_fd)
+                if await asyncio.to_thread(_regular_size, dir_fd, name) == len(snap.data):
+                    return
+                await self._write(dir_fd, name, snap.data)
+            finally:
+                os.close(dir_fd)
+        except ArchiveError:
+            raise
+        except OSError as exc:
+            raise ArchiveError(f"could not save snapshot {snap.ref} in {scope_label(scope)}: {exc}") from exc
+
+    async def _write(self, dir_fd: int, name: str, data: bytes) -> None:
+        while True:
+            tmp = f"{_TMP_PREFIX}{secrets.token_hex(8)}"
+            opener = functools.partial(_private_opener, dir_fd, 0)
+            async with aiofiles.open(tmp, "xb", opener=opener) as handle:
+                fd = handle.fileno()
+                if not _lock_fresh_temp(dir_fd, tmp, fd):
+                    continue  # a sweeper took it before we locked it: start over under a new name
+                try:
+                    await handle.write(data)
+                    await handle.flush()
+                    await asyncio.to_thread(_commit, fd, dir_fd, tmp, name, len(data))
+                except BaseException:
+                    with contextlib.suppress(OSError):
+                        os.unlink(tmp, dir_fd=dir_fd)
+                    raise
+                return
+
+    async def restore(self, scope: Scope, ref: str) -> list[Message]:
+        """The verified history saved under ``ref`` in ``scope``."""
+        check_ref(ref)
+        where = f"snapshot {ref} in {scope_label(scope)}"
+        try:
+            dir_fd = await asyncio.to_thread(self._scope_dir, scope, False)
+            if dir_fd is None:
+                raise ArchiveNotFoundError(f"no {where}")
+            try:
+                opener = functools.partial(_private_opener, dir_fd, os.O_NONBLOCK)
+                async with aiofiles.open(_snapshot_name(ref), "rb", opener=opener) as handle:
+                    info = os.fstat(handle.fileno())
+                    if not stat.S_ISREG(info.st_mode):
+                        raise ArchiveCorruptedError(f"{where} is not a regular file")
+                    check_size(scope, ref, info.st_size, self.max_bytes)
+                    data = await handle.read(self.max_bytes + 1)
+            finally:
+                os.close(dir_fd)
+        except FileNotFoundError:
+            raise ArchiveNotFoundError(f"no {where}") from None
+        except ArchiveError:
+            raise
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise ArchiveCorruptedError(f"{where} is a symlink; refused") from None
+            raise ArchiveError(f"could not read {where}: {exc}") from exc
+        return await asyncio.to_thread(decode_snapshot, scope, ref, data, self.max_bytes)
+
+    async def list(self, scope: Scope) -> list[ArchiveEntry]:
+        """The snapshots of ``scope``, oldest first (creation = file modification time)."""
+        dir_fd = await asyncio.to_thread(self._scope_dir, scope, False)
+        if dir_fd is None:
+            return []
+        try:
+            return await asyncio.to_thread(_list, dir_fd)
+        finally:
+            os.close(dir_fd)
+
+    async def delete(self, scope: Scope, ref: str) -> bool:
+        """Remove the snapshot ``ref`` of ``scope``; True when it existed."""
+        check_ref(ref)
+        dir_fd = await asyncio.to_thread(self._scope_dir, scope, False)
+        if dir_fd is None:
+            return False
+        try:
+            return await asyncio.to_thread(_delete, dir_fd, _snapshot_name(ref))
+        finally:
+            os.close(dir_fd)
+
+    async def sweep(self, scope: Scope) -> int:
+        """Remove temp files left by crashed writers in ``scope``; return how many were removed."""
+        dir_fd = await asyncio.to_thread(self._scope_dir, scope, False)
+        if dir_fd is None:
+            return 0
+        try:
+            return await asyncio.to_thread(_sweep, dir_fd)
+        finally:
+            os.close(dir_fd)

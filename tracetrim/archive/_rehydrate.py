@@ -1,0 +1,132 @@
+"""`rehydrate`: put archived tool results and dropped pairs back into a later, compacted history."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+from tracetrim._snapshot import Block, Message, validate_messages
+from tracetrim.archive._calls import is_shortened, tool_key
+from tracetrim.archive._errors import CallNotFoundError
+
+_Key = tuple[str, str]
+
+
+def _unique_tool_blocks(messages: Sequence[Message]) -> dict[_Key, Block]:
+    """Tool blocks whose ``(type, id)`` occurs once; the planner never touches the others."""
+    counts: Counter[_Key] = Counter()
+    blocks: dict[_Key, Block] = {}
+    for message in messages:
+        for block in message["content"]:
+            key = tool_key(block)
+            if key is not None:
+                counts[key] += 1
+                blocks[key] = block
+    return {key: block for key, block in blocks.items() if counts[key] == 1}
+
+
+def _align(archived: list[Message], current: list[Message], dropped: set[_Key]) -> dict[int, int]:
+    """Map archived message indexes to current ones; messages the planner removed stay unmapped.
+
+    Messages with an id are matched by id. Messages without one are matched by position among
+    those the planner kept (a message goes only when every one of its blocks was dropped).
+    """
+    id_counts = Counter(m["id"] for m in current if isinstance(m.get("id"), str))
+    by_id = {
+        m["id"]: i for i, m in enumerate(current) if isinstance(m.get("id"), str) and id_counts[m["id"]] == 1
+    }
+    mapping: dict[int, int] = {}
+    cursor = 0
+    for i, message in enumerate(archived):
+        content = message["content"]
+        removed = bool(content) and all(tool_key(b) in dropped for b in content)
+        message_id = message.get("id")
+        if isinstance(message_id, str):
+            c = by_id.get(message_id)
+            if c is None:
+                continue
+            if c < cursor:
+                raise ValueError(f"current history reorders archived message {message_id!r}")
+        elif removed:
+            continue
+        else:
+            c = cursor
+            if c >= len(current) or "id" in current[c] or current[c].get("role") != message.get("role"):
+                raise ValueError(f"cannot align archived message {i} (it has no id) with the current history")
+        mapping[i] = c
+        cursor = c + 1
+    return mapping
+
+
+def _merge(archived: Message, current: Message, dropped: set[_Key], restore: set[_Key]) -> Message:
+    """``current`` with the chosen dropped blocks of ``archived`` back in their original places."""
+    content: list[Block] = []
+    kept = iter(current["content"])
+    for block in archived["content"]:
+        key = tool_key(block)
+        if key is not None and key in dropped:
+            if key in restore:
+                content.append(block)
+        else:
+            surviving = next(kept, None)
+            if surviving is not None:
+                content.append(surviving)
+    content.extend(kept)  # blocks added to the message since it was archived
+    return {**current, "content": content}
+
+
+def rehydrate(current: Sequence[Message], archived: Sequence[Message],
+              call_ids: Iterable[str] | None = None) -> list[Message]:
+    """A new history: ``current`` with the full results of ``call_ids`` (None: all) taken from ``archived``.
+
+    ``archived`` is the history saved before compaction; ``current`` is what the agent holds now
+    (the compacted history plus anything appended since). Shortened results get their original
+    block back; dropped pairs are re-inserted where they were: into the surviving message that held
+    them, or as that message again right after the message that preceded it. Messages added since
+    are left as they are. Neither input is mutated. Raises `CallNotFoundError` for a chosen id the
+    archived history does not hold, `SnapshotError` for malformed input, and ``ValueError`` when
+    ``current`` does not derive from ``archived``.
+    """
+    now = validate_messages(current)
+    before = validate_messages(archived)
+    originals = _unique_tool_blocks(before)
+    if call_ids is None:
+        chosen = {call_id for _, call_id in originals}
+    else:
+        chosen = {call_ids} if isinstance(call_ids, str) else set(call_ids)
+        known = {k[1] for message in before for b in message["content"] if (k := tool_key(b)) is not None}
+        unknown = sorted(chosen - known)
+        if unknown:
+            raise CallNotFoundError(f"the archived history has no tool call {unknown[0]!r}")
+
+    for message in now:
+        content = message["content"]
+        for j, block in enumerate(content):
+            key = tool_key(block)
+            if key is None or key[0] != "tool_result" or key[1] not in chosen or not is_shortened(block):
+                continue
+            original = originals.get(key)
+            if original is not None and not is_shortened(original):
+                content[j] = original
+
+    present = {key for message in now for b in message["content"] if (key := tool_key(b)) is not None}
+    dropped = {key for key in originals if key not in present}
+    restore = {key for key in dropped if key[1] in chosen}
+    if not restore:
+        return now
+    mapping = _align(before, now, dropped)
+
+    result: list[Message] = []
+    cursor = 0
+    for i, message in enumerate(before):
+        c = mapping.get(i)
+        if c is not None:
+            result.extend(now[cursor:c])
+            result.append(_merge(message, now[c], dropped, restore))
+            cursor = c + 1
+            continue
+        blocks = [b for b in message["content"] if tool_key(b) in restore]
+        if blocks:
+            result.append({**message, "content": blocks})
+    result.extend(now[cursor:])
+    return result

@@ -1,0 +1,150 @@
+"""The `restore` and `archive list|delete|prune` commands over a `FileArchive` folder."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Coroutine
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, TypeVar
+
+from tracetrim._scope import Scope
+from tracetrim.archive import ArchiveError, FileArchive, check_ref, prune, restore_calls
+from tracetrim.cli._errors import CliError
+
+_T = TypeVar("_T")
+
+
+def _add_scope_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--archive", required=True, metavar="DIR", help="the archive folder")
+    parser.add_argument("--user", required=True, metavar="U", help="user id of the scope")
+    parser.add_argument("--agent", required=True, metavar="A", help="agent id of the scope")
+    parser.add_argument("--session", required=True, metavar="S", help="session id of the scope")
+
+
+def _open(args: argparse.Namespace) -> tuple[FileArchive, Scope]:
+    root = Path(args.archive)
+    if not root.is_dir():
+        raise CliError(f"archive folder {args.archive!r} does not exist")
+    try:
+        scope = Scope(user_id=args.user, agent_id=args.agent, session_id=args.session)
+    except (TypeError, ValueError) as exc:
+        raise CliError(str(exc)) from None
+    return FileArchive(root), scope
+
+
+def _run(coroutine: Coroutine[Any, Any, _T]) -> _T:
+    try:
+        return asyncio.run(coroutine)
+    except ArchiveError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _print_json(value: Any) -> None:
+    json.dump(value, sys.stdout, ensure_ascii=False, indent=2)
+    sys.stdout.write("\n")
+
+
+def _ref(value: str) -> str:
+    try:
+        return check_ref(value)
+    except ArchiveError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _restore(args: argparse.Namespace) -> int:
+    archive, scope = _open(args)
+    ref = _ref(args.ref)
+    if args.call_ids:
+        calls = _run(restore_calls(archive, scope, ref, args.call_ids))
+        _print_json([blocks.as_dict() for blocks in calls])
+    else:
+        _print_json(_run(archive.restore(scope, ref)))
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    archive, scope = _open(args)
+    entries = _run(archive.list(scope))
+    _print_json([{"ref": e.ref, "size": e.size, "created_at": e.created_at} for e in entries])
+    return 0
+
+
+def _delete(args: argparse.Namespace) -> int:
+    archive, scope = _open(args)
+    ref = _ref(args.ref)
+    if not _run(archive.delete(scope, ref)):
+        raise CliError(f"no snapshot {ref} in this scope", exit_code=1)
+    _print_json({"deleted": [ref]})
+    return 0
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative, got {value}")
+    return value
+
+
+def _non_negative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite, non-negative number, got {text!r}")
+    return value
+
+
+def _prune(args: argparse.Namespace) -> int:
+    if args.keep_last is None and args.older_than_days is None:
+        raise CliError("archive prune needs --keep-last N, --older-than-days D or both")
+    archive, scope = _open(args)
+    older_than = None if args.older_than_days is None else timedelta(days=args.older_than_days)
+    deleted = _run(prune(archive, scope, keep_last=args.keep_last, older_than=older_than))
+    _print_json({"deleted": deleted})
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `restore` and `archive {list,delete,prune}` to the `tracetrim` command."""
+    restore = subparsers.add_parser(
+        "restore",
+        help="print an archived history, or the original blocks of chosen calls, as JSON",
+        description="Print an archived history as JSON; with --call-id, only those calls' original blocks.",
+    )
+    _add_scope_flags(restore)
+    restore.add_argument("ref", metavar="REF", help="the 64-hex archive reference")
+    restore.add_argument(
+        "--call-id",
+        dest="call_ids",
+        action="append",
+        metavar="ID",
+        help="print only this call's original call and result blocks (repeatable)",
+    )
+    restore.set_defaults(handler=_restore)
+
+    archive = subparsers.add_parser("archive", help="list, delete or prune archived snapshots of a scope")
+    actions = archive.add_subparsers(dest="archive_command", metavar="ACTION", required=True)
+    listing = actions.add_parser("list", help="list snapshots, oldest first, as JSON")
+    _add_scope_flags(listing)
+    listing.set_defaults(handler=_list)
+    delete = actions.add_parser("delete", help="delete one snapshot")
+    _add_scope_flags(delete)
+    delete.add_argument("ref", metavar="REF", help="the 64-hex archive reference")
+    delete.set_defaults(handler=_delete)
+    pruning = actions.add_parser(
+        "prune", help="delete old snapshots (with both flags, only those both rules let go)"
+    )
+    _add_scope_flags(pruning)
+    pruning.add_argument("--keep-last", type=_non_negative_int, metavar="N", help="keep the N newest")
+    pruning.add_argument(
+        "--older-than-days", type=_non_negative_float, metavar="D", help="delete snapshots older than D days"
+    )
+    pruning.set_defaults(handler=_prune)

@@ -1,0 +1,245 @@
+"""The `offload` command: size-based compaction (compact / compress / auto) of one history file."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from tracetrim._convert import to_json_object
+from tracetrim._scope import Scope
+from tracetrim.archive import FileArchive
+from tracetrim.cli._errors import CliError
+from tracetrim.compactor._config import ExecutionOptions, Mode
+from tracetrim.compactor._offload import OffloadStrategy
+from tracetrim.compactor._offload_config import OffloadConfig, OffloadMode
+from tracetrim.compactor._outcome import Status
+from tracetrim.compactor._request import CompactionRequest
+from tracetrim.compactor._summarizer import ChatSummarizer, Summarizer
+from tracetrim.decision._env import load_environment
+
+
+def _read(path: str) -> tuple[list[Any], dict[str, Any]]:
+    try:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+        data = json.loads(text)
+    except OSError as exc:
+        raise CliError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CliError(f"{path} is not valid JSON: {exc}") from None
+    if isinstance(data, dict) and isinstance(data.get("messages"), list):
+        return data["messages"], data
+    if isinstance(data, list):
+        return data, {}
+    raise CliError(f"{path} must hold a list of messages or an object with a 'messages' list")
+
+
+def _summarizer(args: argparse.Namespace) -> Summarizer | None:
+    if args.mode == OffloadMode.COMPACT.value:
+        return None
+    env = load_environment()
+    if args.summary_base_url:
+        env["SUMMARY_MODEL_BASE_URL"] = args.summary_base_url
+    if args.summary_model:
+        env["SUMMARY_MODEL_NAME"] = args.summary_model
+    if args.summary_api_key_env:
+        key = env.get(args.summary_api_key_env)
+        if not key:
+            raise CliError(
+                f"--summary-api-key-env: environment variable {args.summary_api_key_env} is not set"
+            )
+        env["SUMMARY_MODEL_API_KEY"] = key
+    try:
+        return ChatSummarizer.from_env(env)
+    except ValueError as exc:
+        raise CliError(
+            f"mode {args.mode} needs a summary model: {exc} (or pass --summary-base-url/--summary-model)"
+        ) from None
+
+
+def _strategy(args: argparse.Namespace) -> tuple[OffloadStrategy, Scope | None]:
+    scope_parts = (args.user, args.agent, args.session)
+    if args.archive and not all(scope_parts):
+        raise CliError("--archive needs --user, --agent and --session to name the scope")
+    try:
+        config = OffloadConfig(
+            mode=args.mode,
+            max_total_tokens=args.max_total_tokens,
+            max_tool_message_tokens=args.max_tool_message_tokens,
+            keep_recent_count=args.keep_recent,
+            compress_keep_recent_count=args.compress_keep_recent,
+            preview_chars=args.preview_chars,
+            group_token_threshold=args.group_tokens,
+            compact_ratio_threshold=args.ratio,
+        )
+        scope = Scope(args.user, args.agent, args.session) if args.archive else None
+    except (TypeError, ValueError) as exc:
+        raise CliError(str(exc)) from None
+    archive = None
+    if args.archive:
+        root = Path(args.archive)
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CliError(f"cannot create archive folder {args.archive}: {exc.strerror or exc}") from None
+        archive = FileArchive(root)
+    mode = Mode.ENFORCE if archive is not None else Mode.SHADOW
+    execution = ExecutionOptions(mode=mode, budget_s=args.budget)
+    return OffloadStrategy(_summarizer(args), config=config, execution=execution, archive=archive), scope
+
+
+def _offload(args: argparse.Namespace) -> int:
+    messages, document = _read(args.file)
+    strategy, scope = _strategy(args)
+    request = CompactionRequest(
+        messages,
+        goal=args.goal or str(document.get("goal") or ""),
+        scope=scope,
+        protected_message_ids=tuple(args.protect_message or document.get("protected_message_ids") or ()),
+        protected_call_ids=tuple(args.protect_call or document.get("protected_call_ids") or ()),
+    )
+    outcome = asyncio.run(strategy.plan(request))
+    plan = outcome.plan
+    report = {
+        "status": outcome.status.value,
+        "reason": outcome.reason,
+        "detail": outcome.detail,
+        "adopted": outcome.adopted,
+        "changed": outcome.status is Status.DECIDED,
+        "archive_ref": plan.archive_ref if plan else "",
+        "stats": to_json_object(plan.stats) if plan else None,
+        "decisions": to_json_object(list(plan.decisions)) if plan else [],
+        "messages": plan.messages if plan and outcome.status is Status.DECIDED else messages,
+    }
+    text = json.dumps(report, ensure_ascii=False, indent=2) + "\n"
+    if args.output:
+        try:
+            Path(args.output).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise CliError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+    else:
+        sys.stdout.write(text)
+    if outcome.status is Status.ERROR:
+        print(f"tracetrim: offload failed ({outcome.reason}): {outcome.detail}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative, got {value}")
+    return value
+
+
+def _float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite, non-negative number, got {text!r}")
+    return value
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `offload` to the `tracetrim` command."""
+    defaults = OffloadConfig()
+    parser = subparsers.add_parser(
+        "offload",
+        help="shrink a history by size rules: offload large tool results, summarise old messages",
+        description=(
+            "Offload tool results above a token limit (compact), summarise older message groups with a "
+            "chat model (compress), or both as needed (auto). Without --archive it only proposes "
+            "(SHADOW); with --archive and a scope it archives the originals, then adopts. Prints JSON."
+        ),
+    )
+    parser.add_argument(
+        "file",
+        metavar="FILE",
+        help="a JSON list of neutral messages, an object with 'messages' (e.g. a scenario), or - for stdin",
+    )
+    parser.add_argument("--mode", choices=[m.value for m in OffloadMode], default=defaults.mode.value)
+    parser.add_argument(
+        "--max-total-tokens",
+        type=_int,
+        default=defaults.max_total_tokens,
+        metavar="N",
+        help="do nothing at or below this many tokens (default %(default)s)",
+    )
+    parser.add_argument(
+        "--max-tool-message-tokens",
+        type=_int,
+        default=defaults.max_tool_message_tokens,
+        metavar="N",
+        help="offload tool results above this (default %(default)s)",
+    )
+    parser.add_argument(
+        "--keep-recent",
+        type=_int,
+        default=defaults.keep_recent_count,
+        metavar="N",
+        help="compact leaves the last N messages alone (default %(default)s)",
+    )
+    parser.add_argument(
+        "--compress-keep-recent",
+        type=_int,
+        default=defaults.compress_keep_recent_count,
+        metavar="N",
+        help="compress leaves the last N messages alone (default %(default)s)",
+    )
+    parser.add_argument(
+        "--preview-chars",
+        type=_int,
+        default=defaults.preview_chars,
+        metavar="N",
+        help="characters of an offloaded result kept as preview (default %(default)s)",
+    )
+    parser.add_argument(
+        "--group-tokens",
+        type=_int,
+        default=defaults.group_token_threshold,
+        metavar="N",
+        help="largest message group summarised at once (default %(default)s)",
+    )
+    parser.add_argument(
+        "--ratio",
+        type=_float,
+        default=defaults.compact_ratio_threshold,
+        metavar="R",
+        help="auto compresses when tokens after compact / before exceed R (default %(default)s)",
+    )
+    parser.add_argument("--goal", default="", help="the agent's goal, given to the summary model")
+    parser.add_argument("--protect-message", action="append", metavar="ID", help="a message id to keep")
+    parser.add_argument("--protect-call", action="append", metavar="ID", help="a call id to keep")
+    parser.add_argument(
+        "--budget",
+        type=_float,
+        default=120.0,
+        metavar="S",
+        help="seconds for all summaries and archive writes (default %(default)s)",
+    )
+    parser.add_argument("--output", metavar="PATH", help="write the JSON here instead of stdout")
+    archive = parser.add_argument_group("archive (ENFORCE)")
+    archive.add_argument("--archive", metavar="DIR", help="archive folder; originals are saved here first")
+    archive.add_argument("--user", metavar="U", help="user id of the scope")
+    archive.add_argument("--agent", metavar="A", help="agent id of the scope")
+    archive.add_argument("--session", metavar="S", help="session id of the scope")
+    summary = parser.add_argument_group(
+        "summary model (compress, auto)",
+        "Defaults from SUMMARY_MODEL_BASE_URL, SUMMARY_MODEL_NAME and SUMMARY_MODEL_API_KEY (or ./.env).",
+    )
+    summary.add_argument("--summary-base-url", metavar="URL", help="OpenAI-compatible server base URL")
+    summary.add_argument("--summary-model", metavar="NAME", help="model name the server knows")
+    summary.add_argument(
+        "--summary-api-key-env",
+        metavar="NAME",
+        help="environment variable holding the API key (keys never go on the command line)",
+    )
+    parser.set_defaults(handler=_offload)

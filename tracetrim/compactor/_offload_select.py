@@ -1,0 +1,155 @@
+"""What the offload strategy acts on: token counts, results over the limit, and message groups."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+from tracetrim._json import canonical_json
+from tracetrim._snapshot import Block, Message, text_of_output
+from tracetrim._tokens import TokenCounter
+from tracetrim.compactor._pairs import Pair, find_pairs, protected_messages
+
+
+def block_text(block: Block) -> str:
+    """The part of a block a model reads: text, thinking, a call's name and input, a result's output."""
+    kind = block["type"]
+    if kind == "text":
+        return str(block["text"])
+    if kind == "thinking":
+        return str(block["thinking"])
+    if kind == "tool_call":
+        return f"{block['name']} {block['input']}"
+    if kind == "tool_result":
+        text = text_of_output(block["output"])
+        return text if text is not None else canonical_json(block["output"])
+    return canonical_json(block)
+
+
+def message_tokens(message: Message, count: TokenCounter) -> int:
+    """Tokens of one message's blocks."""
+    return count("\n".join(block_text(block) for block in message["content"]))
+
+
+def history_tokens(messages: Sequence[Message], count: TokenCounter) -> int:
+    """Tokens of a history, system messages excluded (they are not the host's to compact)."""
+    return sum(message_tokens(m, count) for m in messages if m["role"] != "system")
+
+
+def offload_pairs(
+    messages: Sequence[Message],
+    *,
+    keep_recent: int,
+    protected_ids: Collection[str],
+    pinned_ids: Collection[str],
+    protected_call_ids: Collection[str],
+    exempt_tools: Collection[str],
+    max_result_tokens: int,
+    count: TokenCounter,
+) -> tuple[list[Pair], set[str]]:
+    """Every pair (with the planner's pairing and protection rules) and the keys of those to offload.
+
+    A pair is offloaded when the planner would let a model judge it and its result text is above
+    ``max_result_tokens``. Every tool is eligible except ``exempt_tools``.
+    """
+    protected = protected_messages(
+        messages, preserve_recent=keep_recent, protected_ids=protected_ids, pinned_ids=pinned_ids
+    )
+    tools = {b["name"] for m in messages for b in m["content"] if b["type"] == "tool_call"}
+    pairs = find_pairs(
+        messages,
+        eligible_tools=tools - set(exempt_tools),
+        protected=protected,
+        protected_call_ids=protected_call_ids,
+    )
+    chosen = {
+        pair.key
+        for pair in pairs
+        if pair.candidate and pair.result_text is not None and count(pair.result_text) > max_result_tokens
+    }
+    return pairs, chosen
+
+
+def _runs(free: Sequence[bool]) -> list[int]:
+    """For each index the number of its run of consecutive free messages (-1 where not free)."""
+    runs, run, previous = [], -1, False
+    for is_free in free:
+        if is_free and not previous:
+            run += 1
+        runs.append(run if is_free else -1)
+        previous = is_free
+    return runs
+
+
+def compress_groups(
+    messages: Sequence[Message],
+    *,
+    keep_recent: int,
+    protected_ids: Collection[str],
+    pinned_ids: Collection[str],
+    max_group_tokens: int,
+    count: TokenCounter,
+) -> list[range]:
+    """Ranges of consecutive messages to summarise, one per group, oldest first.
+
+    Free messages are those outside the recent window and not protected (first, system, protected,
+    pinned). A tool id's messages go into one group or none: an id with a missing call or result, or
+    whose messages are not all free and adjacent, keeps them out. Groups are cut where no pair spans
+    the cut, as soon as the next message would take the group over ``max_group_tokens``; a message
+    above the threshold on its own forms its own group.
+    """
+    protected = protected_messages(
+        messages, preserve_recent=keep_recent, protected_ids=protected_ids, pinned_ids=pinned_ids
+    )
+    free = [i not in protected for i in range(len(messages))]
+    where: dict[str, set[int]] = {}
+    kinds: dict[str, list[str]] = {}
+    for i, message in enumerate(messages):
+        for block in message["content"]:
+            if block["type"] in ("tool_call", "tool_result"):
+                where.setdefault(block["id"], set()).add(i)
+                kinds.setdefault(block["id"], []).append(block["type"])
+    incomplete = {tid for tid, seen in kinds.items() if sorted(seen) != ["tool_call", "tool_result"]}
+    changed = True
+    while changed:  # each pass only removes messages, so this ends
+        changed = False
+        runs = _runs(free)
+        for tool_id, at in where.items():
+            same_run = len({runs[i] for i in at}) == 1 and all(free[i] for i in at)
+            if tool_id in incomplete or not same_run:
+                for i in at:
+                    if free[i]:
+                        free[i] = False
+                        changed = True
+
+    # blocked[b]: a pair spans the cut between message b - 1 and message b.
+    blocked = [0] * (len(messages) + 1)
+    for at in where.values():
+        low, high = min(at), max(at)
+        if high > low:
+            blocked[low + 1] += 1
+            blocked[high + 1] -= 1
+    spanning = 0
+    cut_ok = []
+    for b in range(len(messages)):
+        spanning += blocked[b]
+        cut_ok.append(spanning == 0)
+
+    groups: list[range] = []
+    start: int | None = None
+    tokens = 0
+    for i in range(len(messages) + 1):
+        if i == len(messages) or not free[i]:
+            if start is not None:
+                groups.append(range(start, i))
+            start, tokens = None, 0
+            continue
+        size = message_tokens(messages[i], count)
+        if start is None:
+            start, tokens = i, size
+            continue
+        if cut_ok[i] and tokens + size > max_group_tokens:
+            groups.append(range(start, i))
+            start, tokens = i, size
+        else:
+            tokens += size
+    return groups

@@ -1,0 +1,259 @@
+"""`ChatLogprobsModel`: yes/no probabilities from any OpenAI-compatible chat server's logprobs."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+import httpx
+
+from tracetrim.decision._http import JsonClient, RetryPolicy, usage_int
+from tracetrim.decision._protocol import BinaryQuestion, DecisionModelError, DecisionResponse, Usage
+
+_PATH = "/v1/chat/completions"
+YES_LABEL = "A"
+NO_LABEL = "B"
+SYSTEM_INSTRUCTION = (
+    "You judge an AI agent's history. The user message holds the agent's state as JSON, then one "
+    "yes/no question with two labelled options. Answer with the option's letter only."
+)
+JSON_INSTRUCTION = (
+    "You judge an AI agent's history. The user message holds the agent's state as JSON, then one "
+    'yes/no question. Reply with JSON only: {"probability": P}, where P is the probability '
+    "(0 to 1) that the answer is yes."
+)
+_JSON_OBJECT = re.compile(r"\{.*?\}", re.DOTALL)
+
+
+@attrs.frozen
+class _Answer:
+    probability: float
+    usage: Usage
+    retries: int
+    requests: int
+    fallback: bool
+
+
+def question_text(question: BinaryQuestion, *, labelled: bool) -> str:
+    """The question, with lettered options when the answer is read from logprobs."""
+    yes = "yes" if question.criteria_true is None else f"yes: {question.criteria_true}"
+    no = "no" if question.criteria_false is None else f"no: {question.criteria_false}"
+    if labelled:
+        return f"Question: {question.instructions}\n{YES_LABEL}) {yes}\n{NO_LABEL}) {no}\nAnswer:"
+    return f"Question: {question.instructions}\nYes means {yes}.\nNo means {no}.\nJSON:"
+
+
+def label_probability(top_logprobs: Any) -> float | None:
+    """P(yes) as the softmax over the two labels among the first token's top logprobs.
+
+    Token spellings that strip to a label (" A", "A") are pooled. A label missing from the list is
+    given the smallest listed probability, an upper bound on its true value, so the answer leans
+    towards 0.5 rather than claiming certainty. None when neither label is listed.
+    """
+    mass = {YES_LABEL: 0.0, NO_LABEL: 0.0}
+    floor = math.inf
+    for entry in top_logprobs if isinstance(top_logprobs, list) else ():
+        if not isinstance(entry, dict):
+            continue
+        token, logprob = entry.get("token"), entry.get("logprob")
+        if not isinstance(token, str) or isinstance(logprob, bool) or not isinstance(logprob, (int, float)):
+            continue
+        if not math.isfinite(logprob):
+            continue
+        floor = min(floor, math.exp(logprob))
+        label = token.strip().upper()
+        if label in mass:
+            mass[label] += math.exp(logprob)
+    yes, no = mass[YES_LABEL], mass[NO_LABEL]
+    if yes == 0.0 and no == 0.0:
+        return None
+    yes, no = yes or floor, no or floor
+    return yes / (yes + no)
+
+
+def _first_token_top_logprobs(data: Any) -> Any:
+    try:
+        return data["choices"][0]["logprobs"]["content"][0]["top_logprobs"] or None
+    except (KeyError, IndexError, TypeError):
+        return None
+
+
+def _content(data: Any) -> str:
+    try:
+        content = data["choices"][0]["message"]["content"]
+    except (KeyError, IndexError, TypeError):
+        raise DecisionModelError("chat server answered without choices[0].message.content") from None
+    if not isinstance(content, str):
+        raise DecisionModelError("chat server answered with non-text message content")
+    return content
+
+
+def json_probability(text: str) -> float:
+    """The ``probability`` from a JSON object in the reply (code fences and chatter are tolerated)."""
+    for match in _JSON_OBJECT.finditer(text):
+        try:
+            value = json.loads(match.group(0))
+        except ValueError:
+            continue
+        probability = value.get("probability") if isinstance(value, dict) else None
+        if isinstance(probability, (int, float)) and not isinstance(probability, bool):
+            return float(probability)
+    raise DecisionModelError("chat server's JSON fallback reply held no numeric 'probability'")
+
+
+def _usage(data: Any) -> Usage:
+    usage = data.get("usage") if isinstance(data, dict) else None
+    if not isinstance(usage, dict):
+        return Usage()
+    return Usage(usage_int(usage.get("prompt_tokens")), usage_int(usage.get("completion_tokens")))
+
+
+class ChatLogprobsModel:
+    """A decision model on any OpenAI-compatible ``/v1/chat/completions`` (vLLM, llama.cpp, Ollama).
+
+    One request per question: a fixed system instruction, the state, then the question with options
+    ``A`` (yes) and ``B`` (no); ``max_tokens=1``, ``temperature=0``, ``logprobs`` with
+    ``top_logprobs``. The state comes before the question on purpose: every question of a plan then
+    shares the same long prefix (system + state), which prefix-caching servers reuse; only the short
+    question tail differs. A server that returns no logprobs is asked for a JSON probability instead,
+    from then on, and ``metadata["fallback"]`` says ``"json_probability"``.
+
+    ``max_concurrency`` bounds this model's requests in flight across all concurrent batches; set it
+    to the planner's ``max_concurrency``.
+    """
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        model: str | None = None,
+        api_key: str | None = None,
+        *,
+        top_logprobs: int = 10,
+        max_concurrency: int = 4,
+        timeout_s: float = 60.0,
+        retry: RetryPolicy | None = None,
+        client: httpx.AsyncClient | None = None,
+    ) -> None:
+        base = base_url or os.environ.get("OPENAI_BASE_URL")
+        if not base:
+            raise ValueError("ChatLogprobsModel needs a base_url (e.g. http://127.0.0.1:8000/v1)")
+        if not model:
+            raise ValueError("ChatLogprobsModel needs a model name, as the server knows it")
+        if not 1 <= max_concurrency <= 256:
+            raise ValueError(f"max_concurrency must be between 1 and 256, got {max_concurrency}")
+        if not 1 <= top_logprobs <= 20:
+            raise ValueError(f"top_logprobs must be between 1 and 20, got {top_logprobs}")
+        self.model = model
+        self.top_logprobs = top_logprobs
+        self.max_concurrency = max_concurrency
+        self._http = JsonClient(base, api_key, timeout_s=timeout_s, retry=retry, client=client,
+                                service="chat server")
+        self._logprobs_missing = False
+        self._slots: asyncio.Semaphore | None = None
+        self._slots_loop: asyncio.AbstractEventLoop | None = None
+
+    def __repr__(self) -> str:
+        return f"ChatLogprobsModel(model={self.model!r}, base_url={self._http.root!r})"
+
+    async def aclose(self) -> None:
+        """Close pooled connections."""
+        await self._http.aclose()
+
+    def _semaphore(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        if self._slots is None or self._slots_loop is not loop:
+            self._slots = asyncio.Semaphore(self.max_concurrency)
+            self._slots_loop = loop
+        return self._slots
+
+    async def __call__(
+        self, state: Mapping[str, Any], questions: Mapping[str, BinaryQuestion]
+    ) -> DecisionResponse:
+        """Ask each question in its own request, concurrently up to ``max_concurrency``."""
+        state_text = json.dumps(state, ensure_ascii=False, separators=(",", ":"))
+        names = list(questions)
+        try:
+            async with asyncio.TaskGroup() as group:
+                tasks = [group.create_task(self._ask(state_text, questions[name])) for name in names]
+        except ExceptionGroup as failed:
+            # One failed question fails the batch; report the first cause, not a group.
+            raise _first_leaf(failed) from None
+        results = [task.result() for task in tasks]
+        usage = sum((r.usage for r in results), Usage())
+        metadata: dict[str, Any] = {
+            "retries": sum(r.retries for r in results),
+            "requests": sum(r.requests for r in results),
+        }
+        if any(r.fallback for r in results):
+            metadata["fallback"] = "json_probability"
+        return DecisionResponse(
+            model=self.model,
+            answers={name: r.probability for name, r in zip(names, results, strict=True)},
+            usage=usage,
+            metadata=metadata,
+        )
+
+    async def _ask(self, state_text: str, question: BinaryQuestion) -> _Answer:
+        async with self._semaphore():
+            if not self._logprobs_missing:
+                reply = await self._http.post(_PATH, self._logprobs_payload(state_text, question))
+                top = _first_token_top_logprobs(reply.data)
+                if top is not None:
+                    probability = label_probability(top)
+                    if probability is None:
+                        raise DecisionModelError(
+                            f"chat server's first answer token was neither {YES_LABEL!r} nor {NO_LABEL!r} "
+                            f"among its top {self.top_logprobs} logprobs"
+                        )
+                    return _Answer(probability, _usage(reply.data), reply.retries, reply.requests, False)
+                self._logprobs_missing = True
+                spent = (_usage(reply.data), reply.retries, reply.requests)
+            else:
+                spent = (Usage(), 0, 0)
+            fallback = await self._http.post(_PATH, self._json_payload(state_text, question))
+            return _Answer(
+                json_probability(_content(fallback.data)),
+                spent[0] + _usage(fallback.data),
+                spent[1] + fallback.retries,
+                spent[2] + fallback.requests,
+                True,
+            )
+
+    def _logprobs_payload(self, state_text: str, question: BinaryQuestion) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "messages": [
+                {"role": "system", "content": SYSTEM_INSTRUCTION},
+                {"role": "user", "content": _user_content(state_text, question, labelled=True)},
+            ],
+            "max_tokens": 1,
+            "temperature": 0,
+            "logprobs": True,
+            "top_logprobs": self.top_logprobs,
+        }
+
+    def _json_payload(self, state_text: str, question: BinaryQuestion) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "messages": [
+                {"role": "system", "content": JSON_INSTRUCTION},
+                {"role": "user", "content": _user_content(state_text, question, labelled=False)},
+            ],
+            "max_tokens": 32,
+            "temperature": 0,
+        }
+
+
+def _user_content(state_text: str, question: BinaryQuestion, *, labelled: bool) -> str:
+    return f"State:\n{state_text}\n\n{question_text(question, labelled=labelled)}"
+
+
+def _first_leaf(group: BaseExceptionGroup[Any]) -> BaseException:
+    first = group.exceptions[0]
+    return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first

@@ -1,0 +1,126 @@
+"""`from_env()`: the decision model the environment (and a ``.env`` file) asks for."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tracetrim.decision._protocol import DecisionModel
+
+if TYPE_CHECKING:
+    from tracetrim.decision._agentscope import AgentScopeClassifierModel
+
+BACKENDS = ("lexical", "systemone", "openai", "chat", "agentscope")
+CLASSIFIERS = ("jev", "openai")
+_MISSING_KEY = "DECISION_MODEL_API_KEY (or {}) is required for the {} classifier"
+
+
+def read_dotenv(path: str | os.PathLike[str]) -> dict[str, str]:
+    """``KEY=VALUE`` lines of a dotenv file (``export``, quotes and ``#`` comments allowed); {} if absent."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    values: dict[str, str] = {}
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        key, _, value = line.removeprefix("export ").partition("=")
+        key, value = key.strip(), value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            value = value[1:-1]
+        elif " #" in value:
+            value = value.split(" #", 1)[0].rstrip()
+        if key:
+            values[key] = value
+    return values
+
+
+def load_environment(dotenv: str | os.PathLike[str] | None = ".env") -> dict[str, str]:
+    """The process environment over the ``.env`` file: the file never overrides what is set."""
+    merged = read_dotenv(dotenv) if dotenv is not None else {}
+    merged.update(os.environ)
+    return merged
+
+
+def from_env(environ: Mapping[str, str] | None = None) -> DecisionModel:
+    """The decision model named by ``DECISION_MODEL_BACKEND`` (lexical by default).
+
+    ``environ`` defaults to the process environment over ``./.env``. Also read:
+    ``DECISION_MODEL_API_KEY``, ``DECISION_MODEL_NAME``, ``DECISION_MODEL_BASE_URL`` (each falling
+    back to the backend's own variables, e.g. ``TYPESAFE_API_KEY`` or ``OPENAI_BASE_URL``), and for
+    ``agentscope`` ``DECISION_MODEL_CLASSIFIER`` = ``jev`` (default) or ``openai``. Raises
+    ``ValueError`` naming the variable for a bad or missing setting.
+    """
+    env = load_environment() if environ is None else dict(environ)
+    backend = (env.get("DECISION_MODEL_BACKEND") or "lexical").strip().lower()
+    key = env.get("DECISION_MODEL_API_KEY") or None
+    name = env.get("DECISION_MODEL_NAME") or None
+    base = env.get("DECISION_MODEL_BASE_URL") or None
+    if backend == "lexical":
+        from tracetrim.decision._lexical import LexicalDecisionModel
+
+        return LexicalDecisionModel()
+    if backend == "systemone":
+        from tracetrim.decision._systemone import DEFAULT_BASE_URL, DEFAULT_MODEL, SystemOneModel
+
+        return SystemOneModel(
+            api_key=key or env.get("TYPESAFE_API_KEY"),
+            base_url=base or env.get("TYPESAFE_BASE_URL") or DEFAULT_BASE_URL,
+            model=name or DEFAULT_MODEL,
+        )
+    if backend == "openai":
+        from tracetrim.decision._openai_decisions import DEFAULT_BASE_URL as OPENAI_BASE
+        from tracetrim.decision._openai_decisions import DEFAULT_MODEL as OPENAI_MODEL
+        from tracetrim.decision._openai_decisions import OpenAIDecisionsModel
+
+        return OpenAIDecisionsModel(
+            api_key=key or env.get("OPENAI_API_KEY"),
+            base_url=base or env.get("OPENAI_BASE_URL") or OPENAI_BASE,
+            model=name or OPENAI_MODEL,
+        )
+    if backend == "chat":
+        from tracetrim.decision._chat_logprobs import ChatLogprobsModel
+
+        chat_base = base or env.get("OPENAI_BASE_URL")
+        if not chat_base:
+            raise ValueError("DECISION_MODEL_BASE_URL must name the chat server for backend 'chat'")
+        if not name:
+            raise ValueError("DECISION_MODEL_NAME must name the served model for backend 'chat'")
+        return ChatLogprobsModel(base_url=chat_base, model=name, api_key=key or env.get("OPENAI_API_KEY"))
+    if backend == "agentscope":
+        return _agentscope_model(env, key, name, base)
+    raise ValueError(f"DECISION_MODEL_BACKEND must be one of {', '.join(BACKENDS)}, got {backend!r}")
+
+
+def _agentscope_model(
+    env: Mapping[str, str], key: str | None, name: str | None, base: str | None
+) -> AgentScopeClassifierModel:
+    from pydantic import SecretStr
+
+    from tracetrim.decision._agentscope import AgentScopeClassifierModel, _classifier_base
+
+    _classifier_base()  # a clear ImportError before touching agentscope's submodules
+    kind = (env.get("DECISION_MODEL_CLASSIFIER") or "jev").strip().lower()
+    if kind == "jev":
+        from agentscope.classifier import JevClassifierModel
+        from agentscope.credential import TypeSafeCredential
+
+        jev_key = key or env.get("TYPESAFE_API_KEY")
+        if not jev_key:
+            raise ValueError(_MISSING_KEY.format("TYPESAFE_API_KEY", "jev"))
+        jev = TypeSafeCredential(api_key=SecretStr(jev_key), base_url=base or env.get("TYPESAFE_BASE_URL"))
+        return AgentScopeClassifierModel(JevClassifierModel(jev, model=name or "jev-latest"))
+    if kind == "openai":
+        from agentscope.classifier import OpenAIClassifierModel
+        from agentscope.credential import OpenAICredential
+
+        openai_key = key or env.get("OPENAI_API_KEY")
+        if not openai_key:
+            raise ValueError(_MISSING_KEY.format("OPENAI_API_KEY", "openai"))
+        oa = OpenAICredential(api_key=SecretStr(openai_key), base_url=base or env.get("OPENAI_BASE_URL"))
+        return AgentScopeClassifierModel(OpenAIClassifierModel(oa, model=name or "gpt-6-luna"))
+    raise ValueError(f"DECISION_MODEL_CLASSIFIER must be one of {', '.join(CLASSIFIERS)}, got {kind!r}")

@@ -1,0 +1,259 @@
+"""One JSON-over-HTTP client for every decision backend: auth, retries with backoff, safe errors."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import random
+import time
+from collections.abc import Mapping
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import attrs
+import httpx
+import structlog
+
+from tracetrim.decision._protocol import DecisionModelError
+
+_log = structlog.get_logger("tracetrim.decision.http")
+
+RETRY_STATUSES = frozenset({408, 429, *range(500, 600)})
+_EXCERPT_CHARS = 200
+
+
+@attrs.frozen(repr=False)
+class Secret:
+    """An API key that never shows itself in a repr, a str, a log line or an error."""
+
+    _value: str = attrs.field(alias="value", validator=attrs.validators.instance_of(str))
+
+    def reveal(self) -> str:
+        """The key itself; call only where it goes into a request header."""
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('***')"
+
+    __str__ = __repr__
+
+    def __bool__(self) -> bool:
+        return bool(self._value)
+
+
+def _non_negative(instance: Any, attribute: attrs.Attribute[float], value: float) -> None:
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not number or not math.isfinite(value) or value < 0:
+        raise ValueError(f"RetryPolicy.{attribute.name} must be a finite number >= 0, got {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class RetryPolicy:
+    """How often and how patiently to retry connection errors, 408, 429 and 5xx.
+
+    Delays follow the server's ``retry-after-ms``/``retry-after`` when given (capped at
+    ``max_retry_after_s``), else exponential backoff with jitter. There is no time budget of its own:
+    every sleep runs inside the caller's deadline, which cancels it.
+    """
+
+    max_retries: int = attrs.field(
+        default=4, validator=[attrs.validators.instance_of(int), attrs.validators.ge(0)]
+    )
+    backoff_initial_s: float = attrs.field(default=0.25, validator=_non_negative)
+    backoff_max_s: float = attrs.field(default=8.0, validator=_non_negative)
+    jitter: float = attrs.field(default=0.25, validator=[_non_negative, attrs.validators.le(1.0)])
+    max_retry_after_s: float = attrs.field(default=60.0, validator=_non_negative)
+
+    def backoff(self, retry: int, rng: random.Random | None = None) -> float:
+        """The delay before retry number ``retry`` (1-based) when the server gave no hint."""
+        exponential = min(self.backoff_max_s, self.backoff_initial_s * 2.0 ** (retry - 1))
+        return exponential * (1.0 - (rng or random).random() * self.jitter)
+
+
+def retry_after_s(headers: httpx.Headers) -> float | None:
+    """The server's requested delay in seconds from ``retry-after-ms`` or ``retry-after``, if usable."""
+    raw_ms = headers.get("retry-after-ms")
+    if raw_ms is not None:
+        try:
+            ms = float(raw_ms)
+        except ValueError:
+            ms = math.nan
+        if math.isfinite(ms) and ms >= 0:
+            return ms / 1000.0
+    raw = headers.get("retry-after")
+    if raw is None:
+        return None
+    try:
+        seconds = float(raw)
+    except ValueError:
+        try:
+            return max(0.0, parsedate_to_datetime(raw).timestamp() - time.time())
+        except (TypeError, ValueError, OverflowError):
+            return None
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
+
+
+def api_root(base_url: str) -> str:
+    """The base URL without a trailing slash or ``/v1``, so either spelling of a base works."""
+    root = base_url.strip().rstrip("/")
+    if root.endswith("/v1"):
+        root = root[: -len("/v1")]
+    if not root.startswith(("http://", "https://")):
+        raise ValueError(f"base URL must start with http:// or https://, got {base_url!r}")
+    return root
+
+
+@attrs.frozen
+class JsonReply:
+    """A parsed 2xx JSON body and how many retries it took to get it."""
+
+    data: Any
+    retries: int
+    requests: int
+
+
+class JsonClient:
+    """POSTs JSON to one API root with Bearer auth, retrying what is worth retrying.
+
+    Holds one ``httpx.AsyncClient`` per event loop so concurrent batches of a plan share connections;
+    pass ``client`` to bring your own (its lifetime is then yours).
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None,
+        *,
+        timeout_s: float = 60.0,
+        retry: RetryPolicy | None = None,
+        client: httpx.AsyncClient | None = None,
+        service: str = "decision model",
+    ) -> None:
+        self.root = api_root(base_url)
+        self._key = Secret(api_key) if api_key else None
+        self._timeout = httpx.Timeout(timeout_s)
+        self.retry = retry or RetryPolicy()
+        self._given_client = client
+        self._owned: httpx.AsyncClient | None = None
+        self._owned_loop: asyncio.AbstractEventLoop | None = None
+        self.service = service
+
+    def __repr__(self) -> str:
+        key = "***" if self._key else "None"
+        return f"JsonClient(root={self.root!r}, api_key={key}, service={self.service!r})"
+
+    def _client(self) -> httpx.AsyncClient:
+        if self._given_client is not None:
+            return self._given_client
+        loop = asyncio.get_running_loop()
+        # A client's pooled connections belong to the loop that opened them.
+        if self._owned is None or self._owned_loop is not loop or self._owned.is_closed:
+            self._owned = httpx.AsyncClient(timeout=self._timeout, follow_redirects=False)
+            self._owned_loop = loop
+        return self._owned
+
+    async def aclose(self) -> None:
+        """Close the client this object opened (not one that was passed in)."""
+        if self._owned is not None:
+            await self._owned.aclose()
+            self._owned = None
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Accept": "application/json", "Content-Type": "application/json"}
+        if self._key:
+            headers["Authorization"] = f"Bearer {self._key.reveal()}"
+        return headers
+
+    def redact(self, text: str) -> str:
+        """``text`` with the API key blanked out, for anything that leaves this object."""
+        if self._key:
+            text = text.replace(self._key.reveal(), "***")
+        return text
+
+    async def post(self, path: str, payload: Mapping[str, Any]) -> JsonReply:
+        """POST ``payload`` to ``root + path``; the parsed JSON of the first 2xx answer.
+
+        Raises ``DecisionModelError`` for authentication failures, other 4xx answers (never retried),
+        non-JSON bodies and exhausted retries. Cancellation propagates untouched, mid-request or
+        mid-backoff.
+        """
+        url = self.root + path
+        body = json.dumps(payload, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                response = await self._client().post(url, content=body, headers=self._headers(),
+                                                     timeout=self._timeout)
+            except httpx.TransportError as exc:
+                problem = f"{type(exc).__name__}: {self.redact(str(exc)) or 'no detail'}"
+                delay = None
+            else:
+                if response.is_success:
+                    return JsonReply(self._parse(response, path), attempt - 1, attempt)
+                if response.status_code not in RETRY_STATUSES:
+                    raise DecisionModelError(self._refusal_message(response, path))
+                problem = f"HTTP {response.status_code}{self._excerpt(response)}"
+                hinted = retry_after_s(response.headers)
+                delay = None if hinted is None else min(hinted, self.retry.max_retry_after_s)
+            if attempt > self.retry.max_retries:
+                raise DecisionModelError(
+                    f"{self.service} at {path} failed after {attempt} attempts: {problem}"
+                )
+            if delay is None:
+                delay = self.retry.backoff(attempt)
+            _log.info("decision_request_retry", service=self.service, path=path, attempt=attempt,
+                      problem=problem, delay_s=round(delay, 3))
+            await asyncio.sleep(delay)
+
+    def _parse(self, response: httpx.Response, path: str) -> Any:
+        try:
+            return json.loads(response.content.decode("utf-8"), parse_constant=_reject_constant)
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise DecisionModelError(
+                f"{self.service} at {path} answered HTTP {response.status_code} with a body that is not "
+                f"valid JSON ({type(exc).__name__}){self._excerpt(response)}"
+            ) from None
+
+    def _refusal_message(self, response: httpx.Response, path: str) -> str:
+        status = response.status_code
+        if status in (401, 403):
+            hint = "authentication failed: check the API key"
+        elif status == 404:
+            hint = "not found: check the base URL and the model name"
+        else:
+            hint = "request rejected"
+        return f"{self.service} at {path}: {hint} (HTTP {status}){self._excerpt(response)}"
+
+    def _excerpt(self, response: httpx.Response) -> str:
+        text = response.content[: _EXCERPT_CHARS * 4].decode("utf-8", errors="replace").strip()
+        if not text:
+            return ""
+        text = " ".join(self.redact(text).split())
+        if len(text) > _EXCERPT_CHARS:
+            text = text[:_EXCERPT_CHARS] + "..."
+        return f": {text}"
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"non-finite JSON constant {name}")
+
+
+def usage_int(value: Any) -> int:
+    """A token count from a reply: a non-negative integral number, else 0 (usage is best effort)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    if not math.isfinite(value) or value < 0 or value != int(value):
+        return 0
+    return int(value)
+
+
+def probability_or_none(value: Any) -> float | None:
+    """``value`` as a float if it is a number; None (which the planner rejects) otherwise.
+
+    Range and finiteness are the planner's to check, so an out-of-range answer fails visibly there.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)

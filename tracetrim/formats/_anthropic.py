@@ -1,0 +1,304 @@
+"""Converters between the neutral snapshot and Anthropic Messages API messages."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from typing import Any
+
+from tracetrim._snapshot import Block, Message, SnapshotError, validate_messages
+from tracetrim.formats._common import (
+    attach_meta,
+    dump_input,
+    extras,
+    format_meta,
+    is_raw,
+    mark_pending,
+    message_id,
+    parse_input,
+    raw_block,
+    require_dict,
+    require_str,
+    unsupported,
+)
+
+FORMAT = "anthropic"
+_ERROR_STATES = frozenset({"error", "interrupted", "denied"})
+_MAPPED = {
+    "text": ("type", "text"),
+    "thinking": ("type", "thinking", "signature"),
+    "redacted_thinking": ("type", "data"),
+    "tool_use": ("type", "id", "name", "input"),
+    "tool_result": ("type", "tool_use_id", "content", "is_error"),
+}
+
+
+def _text_parts(parts: list[Any]) -> list[Block]:
+    blocks: list[Block] = []
+    for part in parts:
+        if (
+            isinstance(part, dict)
+            and part.get("type") == "text"
+            and set(part) == {"type", "text"}
+            and isinstance(part["text"], str)
+        ):
+            blocks.append({"type": "text", "text": part["text"]})
+        else:
+            blocks.append(raw_block(FORMAT, copy.deepcopy(part)))
+    return blocks
+
+
+def _block_from(part: Any, i: int, j: int, names: dict[str, str]) -> tuple[Block, dict[str, Any]]:
+    part = require_dict(part, "a content block", message=i, block=j)
+    kind = part.get("type")
+    if kind not in _MAPPED:
+        return raw_block(FORMAT, copy.deepcopy(part)), {}
+    extra = copy.deepcopy(extras(part, _MAPPED[kind]))
+    if kind == "text":
+        return {
+            "type": "text",
+            "text": require_str(part.get("text"), "text", message=i, block=j, field="text"),
+        }, extra
+    if kind == "thinking":
+        block: Block = {
+            "type": "thinking",
+            "thinking": require_str(part.get("thinking"), "thinking", message=i, block=j, field="thinking"),
+        }
+        if "signature" in part:
+            block["signature"] = part["signature"]
+        return block, extra
+    if kind == "redacted_thinking":
+        # AgentScope keeps redacted thinking as an empty thinking block carrying the encrypted payload.
+        return {"type": "thinking", "thinking": "", "redacted_thinking_data": part.get("data")}, extra
+    if kind == "tool_use":
+        call_id = require_str(part.get("id"), "a tool_use id", message=i, block=j, field="id")
+        name = require_str(part.get("name"), "a tool_use name", message=i, block=j, field="name")
+        if not call_id:
+            raise SnapshotError("a tool_use id must not be empty", message=i, block=j, field="id")
+        names[call_id] = name
+        tool_input = require_dict(part.get("input"), "a tool_use input", message=i, block=j, field="input")
+        return {
+            "type": "tool_call",
+            "id": call_id,
+            "name": name,
+            "input": dump_input(tool_input),
+            "state": "finished",
+        }, extra
+    call_id = require_str(part.get("tool_use_id"), "tool_use_id", message=i, block=j, field="tool_use_id")
+    content = part.get("content", "")
+    if "content" not in part:
+        extra["no_content"] = True
+    output: str | list[Block]
+    if isinstance(content, str):
+        output = content
+    elif isinstance(content, list):
+        output = _text_parts(content)
+    else:
+        raise SnapshotError(
+            "a tool_result's content must be a string or a list of blocks",
+            message=i,
+            block=j,
+            field="content",
+        )
+    if "is_error" in part:
+        extra["is_error"] = part["is_error"]
+    return {
+        "type": "tool_result",
+        "id": call_id,
+        "name": names.get(call_id, ""),
+        "output": output,
+        "state": "error" if part.get("is_error") else "success",
+    }, extra
+
+
+def from_anthropic(messages: Sequence[Any], *, system: str | Sequence[Any] | None = None) -> list[Message]:
+    """Convert Anthropic messages (and the optional top-level ``system``) to neutral messages.
+
+    A user message holding ``tool_result`` blocks becomes an assistant message (AgentScope keeps tool
+    results on the assistant side), its original role kept in ``metadata["tracetrim.anthropic"]``.
+    ``thinking`` keeps its ``signature``; ``redacted_thinking`` becomes an empty thinking block with
+    ``redacted_thinking_data``; a tool result's ``is_error`` maps to state ``error``.
+    """
+    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
+        raise SnapshotError(f"messages must be a list of message objects, got {type(messages).__name__}")
+    seen: dict[str, int] = {}
+    out: list[Message] = []
+    if system is not None:
+        meta: dict[str, Any] = {"system": True}
+        if isinstance(system, str):
+            blocks: list[Block] = [{"type": "text", "text": system}]
+        else:
+            blocks = _text_parts(list(system))
+            meta["content"] = "list"
+        out.append(
+            attach_meta(
+                {"id": message_id("an-", {"system": system}, seen, 0), "role": "system", "content": blocks},
+                FORMAT,
+                meta,
+            )
+        )
+    names: dict[str, str] = {}
+    for i, message in enumerate(messages):
+        message = require_dict(message, "a message", message=i)
+        role = message.get("role")
+        if role not in ("user", "assistant"):
+            raise SnapshotError(f"role must be 'user' or 'assistant', got {role!r}", message=i, field="role")
+        meta = {}
+        content = message.get("content")
+        if isinstance(content, str):
+            meta["content"] = "str"
+            blocks = [{"type": "text", "text": content}] if content else []
+        elif isinstance(content, list):
+            blocks = []
+            block_extras: dict[str, Any] = {}
+            for j, part in enumerate(content):
+                block, extra = _block_from(part, i, j, names)
+                if extra:
+                    block_extras[str(j)] = {"type": block["type"], **extra}
+                blocks.append(block)
+            if block_extras:
+                meta["blocks"] = block_extras
+        else:
+            raise SnapshotError("content must be a string or a list of blocks", message=i, field="content")
+        neutral_role = role
+        if role == "user" and any(b["type"] == "tool_result" for b in blocks):
+            neutral_role = "assistant"
+            meta["role"] = "user"
+        extra_fields = extras(message, ("role", "content"))
+        if extra_fields:
+            meta["extra"] = copy.deepcopy(extra_fields)
+        out.append(
+            attach_meta(
+                {"id": message_id("an-", message, seen, i), "role": neutral_role, "content": blocks},
+                FORMAT,
+                meta,
+            )
+        )
+    return mark_pending(out)
+
+
+def _part(block: Block, i: int, j: int) -> dict[str, Any]:
+    kind = block["type"]
+    if kind == "text":
+        return {"type": "text", "text": block["text"]}
+    if is_raw(block, FORMAT):
+        value: dict[str, Any] = copy.deepcopy(block["value"])
+        return value
+    if kind == "thinking":
+        if "redacted_thinking_data" in block and not block["thinking"]:
+            return {"type": "redacted_thinking", "data": block["redacted_thinking_data"]}
+        part = {"type": "thinking", "thinking": block["thinking"]}
+        if "signature" in block:
+            part["signature"] = block["signature"]
+        return part
+    if kind == "tool_call":
+        return {
+            "type": "tool_use",
+            "id": block["id"],
+            "name": block["name"],
+            "input": parse_input(block, i, j),
+        }
+    if kind == "tool_result":
+        output = block["output"]
+        content: Any
+        if isinstance(output, str):
+            content = output
+        else:
+            content = []
+            for inner in output:
+                if not isinstance(inner, dict):
+                    raise SnapshotError(
+                        "a tool result's output blocks must be objects", message=i, block=j, field="output"
+                    )
+                if inner.get("type") != "text" and not is_raw(inner, FORMAT):
+                    raise unsupported("Anthropic tool results", inner, i, j)
+                content.append(_part(inner, i, j))
+        part = {"type": "tool_result", "tool_use_id": block["id"], "content": content}
+        if block.get("state", "success") in _ERROR_STATES:
+            part["is_error"] = True
+        return part
+    raise unsupported("Anthropic messages", block, i, j)
+
+
+def _apply_extras(part: dict[str, Any], block: Block, recorded: dict[str, Any] | None) -> dict[str, Any]:
+    if not recorded or recorded.get("type") != block["type"]:
+        return part
+    extra = {k: copy.deepcopy(v) for k, v in recorded.items() if k not in ("type", "no_content")}
+    if part["type"] == "tool_result":
+        if recorded.get("no_content") and part["content"] == "":
+            del part["content"]
+        if "is_error" in extra and bool(extra["is_error"]) != bool(part.get("is_error")):
+            # The state was changed since conversion; the neutral state wins.
+            del extra["is_error"]
+    part.update(extra)
+    return part
+
+
+def to_anthropic(messages: Sequence[Any]) -> dict[str, Any]:
+    """Convert neutral messages to Anthropic request fields: ``{"system": ..., "messages": [...]}``.
+
+    Leading system messages become ``system`` (absent when there are none); a system message later on
+    raises `SnapshotError`. Tool results go to a user message after the calls' assistant message; states
+    ``error``, ``interrupted`` and ``denied`` set ``is_error``.
+    """
+    neutral = validate_messages(messages)
+    result: dict[str, Any] = {}
+    system: list[Block] = []
+    system_meta: dict[str, Any] = {}
+    start = 0
+    while start < len(neutral) and neutral[start]["role"] == "system":
+        system.extend(neutral[start]["content"])
+        system_meta = format_meta(neutral[start], FORMAT)
+        start += 1
+    if start:
+        parts = [_part(b, start - 1, j) for j, b in enumerate(system)]
+        if (
+            start == 1
+            and system_meta.get("content") != "list"
+            and len(parts) == 1
+            and parts[0]["type"] == "text"
+        ):
+            result["system"] = parts[0]["text"]
+        else:
+            result["system"] = parts
+    out: list[dict[str, Any]] = []
+    for i in range(start, len(neutral)):
+        message = neutral[i]
+        if message["role"] == "system":
+            raise SnapshotError(
+                "Anthropic messages carry system text only before the first message", message=i, field="role"
+            )
+        meta = format_meta(message, FORMAT)
+        recorded = meta.get("blocks", {})
+        pieces: list[tuple[str, list[dict[str, Any]]]] = []
+        for j, block in enumerate(message["content"]):
+            if block["type"] == "tool_call" and message["role"] != "assistant":
+                raise SnapshotError(
+                    "only assistant messages can hold tool calls", message=i, block=j, field="type"
+                )
+            part = _apply_extras(_part(block, i, j), block, recorded.get(str(j)))
+            if meta.get("role") == "user" or message["role"] == "user" or block["type"] == "tool_result":
+                role = "user"
+            else:
+                role = "assistant"
+            if pieces and pieces[-1][0] == role:
+                pieces[-1][1].append(part)
+            else:
+                pieces.append((role, [part]))
+        if not pieces:
+            pieces.append((str(meta.get("role", message["role"])), []))
+        for k, (role, parts) in enumerate(pieces):
+            entry: dict[str, Any] = {"role": role, "content": parts}
+            if (
+                k == 0
+                and meta.get("content") == "str"
+                and len(pieces) == 1
+                and all(p["type"] == "text" for p in parts)
+                and len(parts) <= 1
+            ):
+                entry["content"] = parts[0]["text"] if parts else ""
+            if k == 0:
+                entry.update(copy.deepcopy(meta.get("extra", {})))
+            out.append(entry)
+    result["messages"] = out
+    return result

@@ -1,0 +1,133 @@
+"""Shared helpers for the format converters: metadata keys, invented ids, tool input parsing."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from tracetrim._json import canonical_json
+from tracetrim._snapshot import Block, Message, SnapshotError
+
+RAW = "raw"
+"""Neutral block type wrapping a part a format has that the neutral form has no block for."""
+
+
+def meta_key(fmt: str) -> str:
+    """The key under a neutral message's ``metadata`` where format ``fmt`` keeps what it alone carries."""
+    return f"tracetrim.{fmt}"
+
+
+def format_meta(message: Message, fmt: str) -> dict[str, Any]:
+    """The format-specific metadata of a neutral ``message`` (empty when absent)."""
+    metadata = message.get("metadata")
+    if isinstance(metadata, dict):
+        value = metadata.get(meta_key(fmt))
+        if isinstance(value, dict):
+            return value
+    return {}
+
+
+def attach_meta(message: Message, fmt: str, meta: dict[str, Any]) -> Message:
+    """Store ``meta`` on ``message`` under the format's key, only when there is something to store."""
+    if meta:
+        message.setdefault("metadata", {})[meta_key(fmt)] = meta
+    return message
+
+
+def content_id(prefix: str, payload: Any, seen: dict[str, int]) -> str:
+    """A deterministic id derived from ``payload``'s content, unique among ids handed out via ``seen``.
+
+    Content rather than position keeps an id stable when earlier messages are removed by compaction.
+    """
+    digest = hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()[:16]
+    base = f"{prefix}{digest}"
+    count = seen.get(base, 0)
+    seen[base] = count + 1
+    return base if count == 0 else f"{base}-{count}"
+
+
+def message_id(prefix: str, payload: Any, seen: dict[str, int], i: int) -> str:
+    """`content_id` for the message at index ``i``; `SnapshotError` when it is not plain JSON."""
+    try:
+        return content_id(prefix, payload, seen)
+    except (TypeError, ValueError) as exc:
+        raise SnapshotError(f"not JSON-serialisable ({exc})", message=i) from None
+
+
+def raw_block(fmt: str, value: Any) -> Block:
+    """Wrap a part the neutral form cannot express so it survives a round trip through ``fmt``."""
+    return {"type": RAW, "format": fmt, "value": value}
+
+
+def is_raw(block: Block, fmt: str) -> bool:
+    """Whether ``block`` is a raw part that came from format ``fmt``."""
+    return block.get("type") == RAW and block.get("format") == fmt
+
+
+def dump_input(value: Any) -> str:
+    """Encode a tool's arguments as the neutral JSON string (key order kept, non-ASCII kept)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def parse_input(block: Block, i: int, j: int) -> dict[str, Any]:
+    """The JSON object in a tool_call block's ``input``; `SnapshotError` when it is not one."""
+    try:
+        value = json.loads(block["input"])
+    except ValueError as exc:
+        raise SnapshotError(
+            f"tool call input is not valid JSON ({exc})", message=i, block=j, field="input"
+        ) from None
+    if not isinstance(value, dict):
+        raise SnapshotError(
+            "tool call input must be a JSON object for this format", message=i, block=j, field="input"
+        )
+    return value
+
+
+def unsupported(fmt: str, block: Block, i: int, j: int) -> SnapshotError:
+    """The error for a neutral block that format ``fmt`` cannot carry."""
+    return SnapshotError(
+        f"a {block.get('type')!r} block cannot be expressed in {fmt}", message=i, block=j, field="type"
+    )
+
+
+def extras(source: dict[str, Any], mapped: Iterable[str]) -> dict[str, Any]:
+    """The fields of ``source`` a converter does not map itself, to keep in metadata."""
+    skip = set(mapped)
+    return {k: v for k, v in source.items() if k not in skip}
+
+
+def require_dict(
+    value: Any, what: str, *, message: int, block: int | None = None, field: str | None = None
+) -> dict[str, Any]:
+    """``value`` if it is a dict, else a `SnapshotError` naming where it was."""
+    if not isinstance(value, dict):
+        raise SnapshotError(
+            f"{what} must be an object, got {type(value).__name__}", message=message, block=block, field=field
+        )
+    return value
+
+
+def require_str(
+    value: Any, what: str, *, message: int, block: int | None = None, field: str | None = None
+) -> str:
+    """``value`` if it is a string, else a `SnapshotError` naming where it was."""
+    if not isinstance(value, str):
+        raise SnapshotError(
+            f"{what} must be a string, got {type(value).__name__}", message=message, block=block, field=field
+        )
+    return value
+
+
+def mark_pending(messages: list[Message]) -> list[Message]:
+    """Set state ``pending`` on tool calls no later result answers (they have not run yet); in place."""
+    answered: set[str] = set()
+    for message in reversed(messages):
+        for block in reversed(message["content"]):
+            if block.get("type") == "tool_result":
+                answered.add(block["id"])
+            elif block.get("type") == "tool_call" and block["id"] not in answered:
+                block["state"] = "pending"
+    return messages

@@ -1,0 +1,90 @@
+"""Reading SWE-agent trajectories (``.traj`` ``history``) into neutral messages."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from tracetrim._snapshot import Message, SnapshotError
+from tracetrim.formats._common import attach_meta, format_meta, mark_pending, require_dict
+from tracetrim.formats._openai_chat import FORMAT as CHAT_FORMAT
+from tracetrim.formats._openai_chat import from_openai_chat
+
+FORMAT = "swe_agent"
+_KEYS = ("agent", "message_type", "thought", "action", "is_demo", "tool_call_ids")
+
+
+def from_swe_agent_history(history: Sequence[Any], *, synthesize_calls: bool = True) -> list[Message]:
+    """Convert a SWE-agent ``history`` (an OpenAI-chat variant) to neutral messages; one way only.
+
+    Function-calling histories map like OpenAI chat, a ``tool`` message's ``tool_call_ids`` giving one
+    result per id. Older histories are plain text: with ``synthesize_calls`` each assistant ``action``
+    becomes a tool call (named by the command's first word, input ``{"command": action}``, id
+    ``swe-<message index>``) and the next user message (the observation) its result, so the history has
+    tool pairs to compact. SWE-agent's own keys go in ``metadata["tracetrim.swe_agent"]``.
+    """
+    if isinstance(history, (str, bytes)) or not isinstance(history, Sequence):
+        raise SnapshotError(f"history must be a list of message objects, got {type(history).__name__}")
+    chat: list[dict[str, Any]] = []
+    kept: list[dict[str, Any]] = []
+    for i, entry in enumerate(history):
+        entry = require_dict(entry, "a message", message=i)
+        message = {k: copy.deepcopy(v) for k, v in entry.items() if k not in _KEYS}
+        ids = entry.get("tool_call_ids")
+        if entry.get("role") == "tool":
+            if not (isinstance(ids, list) and ids and all(isinstance(x, str) for x in ids)):
+                raise SnapshotError(
+                    "a tool message needs a non-empty list of tool_call_ids", message=i, field="tool_call_ids"
+                )
+            message["tool_call_id"] = ids[0]
+        chat.append(message)
+        kept.append({k: copy.deepcopy(entry[k]) for k in _KEYS if k in entry})
+    neutral = from_openai_chat(chat)
+    out: list[Message] = []
+    has_calls = any(m.get("role") == "tool" for m in chat)
+    pending: tuple[str, str] | None = None
+    for i, (message, extra) in enumerate(zip(neutral, kept, strict=True)):
+        ids = extra.get("tool_call_ids")
+        if isinstance(ids, list) and len(ids) > 1:
+            # One observation answered several calls: give each its own result block with the same output.
+            first = message["content"][0]
+            message["content"].extend({**copy.deepcopy(first), "id": other} for other in ids[1:])
+        chat_meta = format_meta(message, CHAT_FORMAT)
+        if chat_meta.get("extra"):
+            del chat_meta["extra"]
+        if synthesize_calls and not has_calls and not extra.get("is_demo"):
+            action = extra.get("action")
+            if message["role"] == "assistant" and isinstance(action, str) and action.strip():
+                call_id = f"swe-{i}"
+                name = action.split()[0]
+                message["content"].append(
+                    {
+                        "type": "tool_call",
+                        "id": call_id,
+                        "name": name,
+                        "input": json.dumps({"command": action}, ensure_ascii=False),
+                        "state": "finished",
+                    }
+                )
+                pending = (call_id, name)
+            elif message["role"] == "user" and pending is not None:
+                text = "".join(b["text"] for b in message["content"] if b["type"] == "text")
+                message = {
+                    **message,
+                    "role": "assistant",
+                    "content": [
+                        {
+                            "type": "tool_result",
+                            "id": pending[0],
+                            "name": pending[1],
+                            "output": text,
+                            "state": "success",
+                        }
+                    ],
+                }
+                extra = {**extra, "observation_of": pending[0]}
+                pending = None
+        out.append(attach_meta(message, FORMAT, extra))
+    return mark_pending(out)
