@@ -61,3 +61,12 @@ def test_unknown_fields_and_blocks_survive_in_order() -> None:
     copied = validate_messages([message])
     assert list(copied[0]) == ["role", "zeta", "content", "alpha"]
     assert copied[0]["content"][0] == {"type": "hint", "x": [1, 2]}
+
+
+def test_transcript_size_is_the_canonical_size() -> None:
+    from tracetrim._json import canonical_json
+    from tracetrim.compactor._transcript import load_transcript
+
+    messages = tool_history(3) + [{"role": "user", "z": "é✓", "content": [{"type": "text", "text": "ünï"}], "a": 1}]
+    transcript = load_transcript(messages, 10**9)
+    assert transcript.chars == len(canonical_json(messages))

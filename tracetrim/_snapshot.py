@@ -6,6 +6,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from tracetrim._json import compact_json
+
 Message = dict[str, Any]
 """One neutral message: ``{"id", "role", "name", "content": [block, ...], "metadata"}``."""
 
@@ -106,7 +108,7 @@ def _first_unencodable(messages: Sequence[Any]) -> SnapshotError:
 
 
 def copy_messages(messages: Any) -> tuple[list[Message], str]:
-    """Validate ``messages`` and return a deep copy plus its (insertion-ordered) JSON text.
+    """Validate ``messages`` and return a deep copy plus its `compact_json` text.
 
     The copy goes through JSON so it is both fast and proof that the history is plain JSON;
     key order is preserved so unknown fields survive exactly as the host wrote them.
@@ -116,7 +118,7 @@ def copy_messages(messages: Any) -> tuple[list[Message], str]:
     for i, message in enumerate(messages):
         check_message(message, i)
     try:
-        text = json.dumps(list(messages), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        text = compact_json(list(messages))
     except (TypeError, ValueError):
         raise _first_unencodable(messages) from None
     copied: list[Message] = json.loads(text)

@@ -6,7 +6,6 @@ from collections.abc import Sequence
 
 import attrs
 
-from tracetrim._json import canonical_json
 from tracetrim._tokens import TokenCounter
 from tracetrim.compactor._pairs import Pair
 from tracetrim.decision import BinaryQuestion
@@ -56,9 +55,8 @@ class Batch:
 
 
 def _question_tokens(name: str, question: BinaryQuestion, count_tokens: TokenCounter) -> int:
-    return count_tokens(
-        canonical_json([name, question.instructions, question.criteria_true, question.criteria_false])
-    )
+    parts = (name, question.instructions, question.criteria_true or "", question.criteria_false or "")
+    return count_tokens(" ".join(parts))
 
 
 def make_batches(

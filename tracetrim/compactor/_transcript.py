@@ -7,21 +7,26 @@ from typing import Any
 
 import attrs
 
-from tracetrim._json import canonical_json
+from tracetrim._json import compact_json
 from tracetrim._snapshot import Message, SnapshotError, copy_messages
 
 
 @attrs.frozen
 class Transcript:
-    """A private, validated copy of the host's history and its canonical JSON."""
+    """A private, validated copy of the host's history and its fingerprint.
+
+    The fingerprint is the history's compact JSON in the host's key order: as long as the canonical
+    JSON (so ``chars`` is the size every reduction is measured in) but one sorting pass cheaper, and
+    it also notices a host reordering keys while a plan runs.
+    """
 
     messages: list[Message]
-    canonical: str
+    fingerprint: str
 
     @property
     def chars(self) -> int:
-        """Characters of the canonical JSON: the size every reduction is measured in."""
-        return len(self.canonical)
+        """Characters of the history's canonical JSON."""
+        return len(self.fingerprint)
 
 
 class TranscriptTooLarge(SnapshotError):
@@ -30,16 +35,15 @@ class TranscriptTooLarge(SnapshotError):
 
 def load_transcript(messages: Any, max_chars: int) -> Transcript:
     """Validate ``messages`` and return a deep copy; the caller's objects are never touched."""
-    copied, _ = copy_messages(messages)
-    canonical = canonical_json(copied)
-    if len(canonical) > max_chars:
-        raise TranscriptTooLarge(f"history is {len(canonical):,} characters; the limit is {max_chars:,}")
-    return Transcript(copied, canonical)
+    copied, fingerprint = copy_messages(messages)
+    if len(fingerprint) > max_chars:
+        raise TranscriptTooLarge(f"history is {len(fingerprint):,} characters; the limit is {max_chars:,}")
+    return Transcript(copied, fingerprint)
 
 
 def unchanged(original: Sequence[Any], transcript: Transcript) -> bool:
     """True when the host's history still has the content it had when planning began."""
     try:
-        return canonical_json(list(original)) == transcript.canonical
+        return compact_json(list(original)) == transcript.fingerprint
     except (TypeError, ValueError):
         return False

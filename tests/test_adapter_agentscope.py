@@ -1,0 +1,216 @@
+"""The AgentScope 2.x adapter against a real `agentscope.agent.Agent` loop with a scripted chat model."""
+# ruff: noqa: E402  (the framework imports follow the check that it is installed)
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from typing import Any
+
+import pytest
+
+import tracetrim as tt
+from tracetrim.archive import FileArchive, RecallTool, rehydrate
+from tracetrim.decision import ScriptedDecisionModel
+
+
+def _require(module: str, extra: str) -> None:
+    """Skip without the framework outside CI; in CI its absence is a failure."""
+    if importlib.util.find_spec(module) is None:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"{module} is required in CI (pip install tracetrim[{extra}])")
+        pytest.skip(f"{module} is not installed (pip install tracetrim[{extra}])", allow_module_level=True)
+
+
+_require("agentscope", "agentscope")
+
+from agentscope.agent import Agent
+from agentscope.credential import CredentialBase
+from agentscope.formatter import OpenAIChatFormatter
+from agentscope.message import Msg, TextBlock, ToolCallBlock, UserMsg
+from agentscope.model import ChatModelBase, ChatResponse
+from agentscope.permission import PermissionBehavior, PermissionDecision
+from agentscope.state._state import ReadCacheEntry
+from agentscope.tool import FunctionTool, Toolkit
+from pydantic import BaseModel
+
+from tracetrim.harness_adapter.agentscope import TracetrimMiddleware
+
+BIG = 3000
+
+
+class ScriptedChatModel(ChatModelBase):
+    """Replies from a script and records what each request looked like in OpenAI chat format."""
+
+    class Parameters(BaseModel):
+        """No parameters."""
+
+    def __init__(self, steps: list[list[Any]]) -> None:
+        super().__init__(credential=CredentialBase(), model="scripted", parameters=self.Parameters(),
+                         stream=False, context_size=1_000_000)
+        self.formatter = OpenAIChatFormatter()
+        self.steps = steps
+        self.requests: list[list[dict[str, Any]]] = []
+
+    async def _call_api(self, model_name: str, messages: list[Msg], tools: Any = None,
+                        tool_choice: Any = None, **kwargs: Any) -> ChatResponse:
+        self.requests.append(await self.formatter.format(messages))
+        return ChatResponse(content=self.steps.pop(0), is_last=True)
+
+
+async def read_file(path: str) -> str:
+    """Read a file.
+
+    Args:
+        path: The file to read.
+    """
+    return f"<{path}>\n" + "r" * BIG
+
+
+async def search_logs(query: str) -> str:
+    """Search the logs.
+
+    Args:
+        query: What to look for.
+    """
+    return f"logs for {query}\n" + "l" * BIG
+
+
+def _call(call_id: str, name: str, **args: str) -> ToolCallBlock:
+    return ToolCallBlock(id=call_id, name=name, input=json.dumps(args))
+
+
+def _script() -> list[list[Any]]:
+    return [
+        [_call("c1", "read_file", path="a.txt")], [TextBlock(text="a.txt read")],
+        [_call("c2", "search_logs", query="boot")], [TextBlock(text="nothing in the logs")],
+        [_call("c3", "read_file", path="b.txt")], [TextBlock(text="b.txt read")],
+        [TextBlock(text="done")],
+    ]
+
+
+async def _agent(mode: tt.Mode, tmp_path: Any, records: list[tt.Record]) -> tuple[Agent, ScriptedChatModel,
+                                                                                   ScriptedDecisionModel,
+                                                                                   FileArchive | None]:
+    allow = PermissionDecision(behavior=PermissionBehavior.ALLOW, message="allowed")
+    toolkit = Toolkit()
+    await toolkit.add_tool(FunctionTool(read_file, permission=allow))
+    await toolkit.add_tool(FunctionTool(search_logs, permission=allow))
+    decisions = ScriptedDecisionModel.by_call_id({"c1": (0.9, 0.1), "c2": (0.1, 0.1)}, default=(0.9, 0.9))
+    archive = FileArchive(tmp_path / "archive") if mode is tt.Mode.ENFORCE else None
+    compactor = tt.Compactor(
+        decisions,
+        config=tt.CompactorConfig(eligible_tools={"read_file", "search_logs"}, preserve_recent_messages=1),
+        execution=tt.ExecutionOptions(mode=mode, observer=records.append),
+        archive=archive,
+    )
+    middleware = TracetrimMiddleware(compactor, read_tools={"read_file": "path"})
+    model = ScriptedChatModel(_script())
+    agent = Agent(name="bot", system_prompt="You read files.", model=model, toolkit=toolkit,
+                  middlewares=[middleware])
+    agent.state.tool_context.read_file_cache = [
+        ReadCacheEntry(lines=["a"], updated_at=1.0, bytes=1, file_path="a.txt"),
+        ReadCacheEntry(lines=["b"], updated_at=1.0, bytes=1, file_path="b.txt"),
+    ]
+    return agent, model, decisions, archive
+
+
+async def _run(agent: Agent) -> None:
+    for text in ("read a.txt", "search the boot logs", "now read b.txt"):
+        await agent.reply(UserMsg(name="user", content=text))
+
+
+def _tool_messages(request: list[dict[str, Any]]) -> dict[str, str]:
+    return {m["tool_call_id"]: json.dumps(m["content"]) for m in request if m["role"] == "tool"}
+
+
+def _call_ids(request: list[dict[str, Any]]) -> list[str]:
+    return [c["id"] for m in request if m["role"] == "assistant" for c in m.get("tool_calls") or []]
+
+
+def _result(messages: list[dict[str, Any]], call_id: str) -> dict[str, Any]:
+    found: dict[str, Any] = next(
+        b for m in messages for b in m["content"] if b.get("type") == "tool_result" and b["id"] == call_id
+    )
+    return found
+
+
+def _assert_paired(request: list[dict[str, Any]]) -> None:
+    calls = _call_ids(request)
+    results = list(_tool_messages(request))
+    assert sorted(calls) == sorted(results), (calls, results)
+
+
+async def test_enforce_shortens_drops_archives_and_restores(tmp_path: Any) -> None:
+    records: list[tt.Record] = []
+    agent, model, _, archive = await _agent(tt.Mode.ENFORCE, tmp_path, records)
+    await _run(agent)
+    assert archive is not None
+
+    for request in model.requests:
+        _assert_paired(request)
+    last = model.requests[-1]
+    tools = _tool_messages(last)
+    assert "c2" not in tools and "c2" not in _call_ids(last)  # irrelevant pair gone
+    assert len(tools["c1"]) < 1000 and "[tracetrim:" in tools["c1"]  # old result shortened
+    assert len(tools["c3"]) > BIG  # the recent one untouched
+
+    context = [m.model_dump(mode="json") for m in agent.state.context]
+    result = _result(context, "c1")
+    assert result["metadata"]["tracetrim"]["action"] == "drop_result"
+    assert [m["id"] for m in context] == [m.id for m in agent.state.context]
+
+    scope = tt.Scope("agentscope", "bot", agent.state.session_id)
+    entries = await archive.list(scope)
+    assert entries
+    mine = agent.state.middle_context["TracetrimMiddleware"]
+    refs = [entry["archive_ref"] for entry in mine["archives"]]
+    assert refs and set(refs) <= {e.ref for e in entries}
+    assert "c1" in mine["archives"][0]["shortened"] or "c1" in mine["archives"][0]["dropped"]
+
+    original = await archive.restore(scope, refs[0])
+    full = _result(original, "c1")
+    assert full["output"] == await read_file("a.txt") or full["output"][0]["text"] == await read_file("a.txt")
+    assert await RecallTool(archive, scope)("c1") == await read_file("a.txt")
+    restored = rehydrate(context, original, ["c1"])
+    back = _result(restored, "c1")
+    assert back == full
+
+    assert [e.file_path for e in agent.state.tool_context.read_file_cache] == ["b.txt"]
+    assert any(r.reason == "ARCHIVED_PROPOSAL" for r in records)
+
+
+async def test_shadow_changes_nothing_and_records(tmp_path: Any) -> None:
+    records: list[tt.Record] = []
+    agent, model, decisions, _ = await _agent(tt.Mode.SHADOW, tmp_path, records)
+    await _run(agent)
+    for request in model.requests:
+        _assert_paired(request)
+        assert "[tracetrim:" not in json.dumps(request)
+    assert set(_tool_messages(model.requests[-1])) == {"c1", "c2", "c3"}
+    assert decisions.calls
+    assert any(r.reason == "SHADOW_PROPOSAL" and r.mode == "shadow" for r in records)
+    assert len(agent.state.tool_context.read_file_cache) == 2
+    assert "archives" not in agent.state.middle_context.get("TracetrimMiddleware", {})
+
+
+async def test_off_does_nothing(tmp_path: Any) -> None:
+    records: list[tt.Record] = []
+    agent, model, decisions, _ = await _agent(tt.Mode.OFF, tmp_path, records)
+    await _run(agent)
+    assert not decisions.calls
+    assert all(r.reason == "DISABLED" for r in records)
+    assert set(_tool_messages(model.requests[-1])) == {"c1", "c2", "c3"}
+    assert "[tracetrim:" not in json.dumps(model.requests[-1])
+
+
+async def test_trigger_tokens_skips_small_contexts(tmp_path: Any) -> None:
+    records: list[tt.Record] = []
+    agent, model, decisions, _ = await _agent(tt.Mode.ENFORCE, tmp_path, records)
+    middleware = agent._compress_context_middlewares[0]
+    assert isinstance(middleware, TracetrimMiddleware)
+    middleware.trigger_tokens = 10_000_000
+    await _run(agent)
+    assert not decisions.calls and not records
+    assert set(_tool_messages(model.requests[-1])) == {"c1", "c2", "c3"}

@@ -1,0 +1,184 @@
+"""The openai-agents adapters against a real ``Runner`` loop with the SDK's own ``ScriptedModel``."""
+# ruff: noqa: E402  (the framework imports follow the check that it is installed)
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from typing import Any
+
+import pytest
+
+import tracetrim as tt
+from tracetrim.archive import KeyValueArchive, MemoryStore, RecallTool, rehydrate
+from tracetrim.decision import ScriptedDecisionModel
+
+
+def _require(module: str, extra: str) -> None:
+    """Skip without the framework outside CI; in CI its absence is a failure."""
+    if importlib.util.find_spec(module) is None:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"{module} is required in CI (pip install tracetrim[{extra}])")
+        pytest.skip(f"{module} is not installed (pip install tracetrim[{extra}])", allow_module_level=True)
+
+
+_require("agents", "openai-agents")
+
+from agents import Agent, RunConfig, Runner, SQLiteSession, function_tool
+from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
+
+from tracetrim.formats import from_openai_responses
+from tracetrim.harness_adapter import restore_markers
+from tracetrim.harness_adapter.openai_agents import CompactingSession, TracetrimInputFilter
+
+BIG = 3000
+
+
+@function_tool
+def read_file(path: str) -> str:
+    """Read a file."""
+    return f"<{path}>\n" + "r" * BIG
+
+
+@function_tool
+def search_logs(query: str) -> str:
+    """Search the logs."""
+    return f"logs for {query}\n" + "l" * BIG
+
+
+def _step(item: Any, n: int) -> ModelStep:
+    return ModelStep(output=[item], response_id=f"resp-{n}")
+
+
+Setup = tuple[tt.Compactor, ScriptedDecisionModel, KeyValueArchive | None]
+
+
+def _compactor(mode: tt.Mode, records: list[tt.Record], recent: int) -> Setup:
+    decisions = ScriptedDecisionModel.by_call_id({"c1": (0.9, 0.1), "c2": (0.1, 0.1)}, default=(0.9, 0.9))
+    archive = KeyValueArchive(MemoryStore()) if mode is tt.Mode.ENFORCE else None
+    compactor = tt.Compactor(
+        decisions,
+        config=tt.CompactorConfig(eligible_tools={"read_file", "search_logs"},
+                                  preserve_recent_messages=recent),
+        execution=tt.ExecutionOptions(mode=mode, observer=records.append),
+        archive=archive,
+    )
+    return compactor, decisions, archive
+
+
+def _outputs(items: Any) -> dict[str, str]:
+    return {i["call_id"]: str(i["output"]) for i in items if i.get("type") == "function_call_output"}
+
+
+def _calls(items: Any) -> list[str]:
+    return [i["call_id"] for i in items if i.get("type") == "function_call"]
+
+
+def _assert_paired(items: Any) -> None:
+    assert sorted(_calls(items)) == sorted(_outputs(items))
+
+
+async def _filter_run(mode: tt.Mode, records: list[tt.Record]) -> tuple[ScriptedModel, ScriptedDecisionModel,
+                                                                        KeyValueArchive | None, Any]:
+    compactor, decisions, archive = _compactor(mode, records, recent=2)
+    model = ScriptedModel([
+        _step(function_call("read_file", {"path": "a.txt"}, call_id="c1"), 1),
+        _step(function_call("search_logs", {"query": "boot"}, call_id="c2"), 2),
+        _step(function_call("read_file", {"path": "b.txt"}, call_id="c3"), 3),
+        _step(assistant_message("done", item_id="m1"), 4),
+    ])
+    agent = Agent(name="bot", instructions="You read files.", model=model, tools=[read_file, search_logs])
+    config = RunConfig(call_model_input_filter=TracetrimInputFilter(compactor), tracing_disabled=True)
+    result = await Runner.run(agent, "check a.txt, the boot logs, then b.txt", run_config=config)
+    return model, decisions, archive, result
+
+
+async def test_input_filter_enforce() -> None:
+    records: list[tt.Record] = []
+    model, _, archive, result = await _filter_run(tt.Mode.ENFORCE, records)
+    assert archive is not None
+    for call in model.calls:
+        _assert_paired(call.input)
+    sent = model.calls[-1].input
+    outputs = _outputs(sent)
+    assert "c2" not in outputs and "c2" not in _calls(sent)
+    assert len(outputs["c1"]) < 1000 and "[tracetrim:" in outputs["c1"]
+    assert len(outputs["c3"]) > BIG
+    # The run's own items are not touched by a filter.
+    assert "c2" in _outputs(result.to_input_list())
+
+    scope = tt.Scope("openai-agents", "bot", "default")
+    entries = await archive.list(scope)
+    assert entries
+    assert await RecallTool(archive, scope)("c1") == f"<a.txt>\n{'r' * BIG}"
+    assert any(r.reason == "ARCHIVED_PROPOSAL" for r in records)
+
+
+@pytest.mark.parametrize("mode", [tt.Mode.SHADOW, tt.Mode.OFF])
+async def test_input_filter_shadow_and_off_change_nothing(mode: tt.Mode) -> None:
+    records: list[tt.Record] = []
+    model, decisions, _, _ = await _filter_run(mode, records)
+    sent = model.calls[-1].input
+    assert set(_outputs(sent)) == {"c1", "c2", "c3"}
+    assert "[tracetrim:" not in json.dumps(sent)
+    if mode is tt.Mode.SHADOW:
+        assert decisions.calls and any(r.reason == "SHADOW_PROPOSAL" for r in records)
+    else:
+        assert not decisions.calls and all(r.reason == "DISABLED" for r in records)
+
+
+async def _session_runs(mode: tt.Mode, records: list[tt.Record]) -> tuple[ScriptedModel, CompactingSession,
+                                                                          ScriptedDecisionModel,
+                                                                          KeyValueArchive | None]:
+    compactor, decisions, archive = _compactor(mode, records, recent=2)
+    model = ScriptedModel([
+        _step(function_call("read_file", {"path": "a.txt"}, call_id="c1"), 1),
+        _step(function_call("search_logs", {"query": "boot"}, call_id="c2"), 2),
+        _step(assistant_message("a.txt is fine", item_id="m1"), 3),
+        _step(function_call("read_file", {"path": "b.txt"}, call_id="c3"), 4),
+        _step(assistant_message("done", item_id="m2"), 5),
+    ])
+    agent = Agent(name="bot", instructions="You read files.", model=model, tools=[read_file, search_logs])
+    session = CompactingSession(SQLiteSession("s1"), compactor)
+    config = RunConfig(tracing_disabled=True)
+    await Runner.run(agent, "check a.txt and the boot logs", session=session, run_config=config)
+    await Runner.run(agent, "now read b.txt", session=session, run_config=config)
+    return model, session, decisions, archive
+
+
+async def test_session_compacts_between_runs() -> None:
+    records: list[tt.Record] = []
+    model, session, _, archive = await _session_runs(tt.Mode.ENFORCE, records)
+    assert archive is not None
+    second_run_first_call = model.calls[3].input
+    _assert_paired(second_run_first_call)
+    assert "[tracetrim:" in _outputs(second_run_first_call)["c1"]  # compacted after the first run
+
+    stored = await session.get_items()
+    _assert_paired(stored)
+    assert "c2" not in _outputs(stored) and "c2" not in _calls(stored)
+    assert len(_outputs(stored)["c1"]) < 1000
+    assert len(_outputs(stored)["c3"]) > BIG
+    assert [i.get("id") for i in stored if i.get("id")] == ["c1", "m1", "c3", "m2"]  # c2 pair gone, ids kept
+
+    scope = tt.Scope("openai-agents", "session", "s1")
+    entries = await archive.list(scope)
+    assert len(entries) >= 2
+    full = f"<a.txt>\n{'r' * BIG}"
+    assert await RecallTool(archive, scope)("c1") == full
+    original = await archive.restore(scope, entries[0].ref)
+    restored = rehydrate(restore_markers(from_openai_responses(stored)), original, ["c1"])
+    block = next(b for m in restored for b in m["content"] if b["type"] == "tool_result" and b["id"] == "c1")
+    assert block["output"] == full
+
+
+@pytest.mark.parametrize("mode", [tt.Mode.SHADOW, tt.Mode.OFF])
+async def test_session_shadow_and_off_keep_history(mode: tt.Mode) -> None:
+    records: list[tt.Record] = []
+    _, session, decisions, _ = await _session_runs(mode, records)
+    stored = await session.get_items()
+    assert set(_outputs(stored)) == {"c1", "c2", "c3"}
+    assert "[tracetrim:" not in json.dumps(stored)
+    assert bool(decisions.calls) is (mode is tt.Mode.SHADOW)
+    assert records and all(r.mode == mode.value for r in records)

@@ -1,0 +1,156 @@
+"""The pydantic-ai adapter against a real ``Agent`` run with pydantic-ai's own ``FunctionModel``."""
+# ruff: noqa: E402  (the framework imports follow the check that it is installed)
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from typing import Any
+
+import pytest
+
+import tracetrim as tt
+from tracetrim.archive import KeyValueArchive, MemoryStore, RecallTool, rehydrate
+from tracetrim.decision import ScriptedDecisionModel
+
+
+def _require(module: str, extra: str) -> None:
+    """Skip without the framework outside CI; in CI its absence is a failure."""
+    if importlib.util.find_spec(module) is None:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"{module} is required in CI (pip install tracetrim[{extra}])")
+        pytest.skip(f"{module} is not installed (pip install tracetrim[{extra}])", allow_module_level=True)
+
+
+_require("pydantic_ai", "pydantic-ai")
+
+from pydantic_ai import Agent
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from tracetrim.formats import from_pydantic_ai
+from tracetrim.harness_adapter import restore_markers
+from tracetrim.harness_adapter.pydantic_ai import tracetrim_capability
+
+BIG = 3000
+SCRIPT = [
+    ToolCallPart("read_file", {"path": "a.txt"}, tool_call_id="c1"),
+    ToolCallPart("search_logs", {"query": "boot"}, tool_call_id="c2"),
+    ToolCallPart("read_file", {"path": "b.txt"}, tool_call_id="c3"),
+    TextPart("done"),
+]
+
+
+class Scripted:
+    """A FunctionModel function replying from SCRIPT and recording every history it receives."""
+
+    def __init__(self) -> None:
+        self.requests: list[list[ModelMessage]] = []
+
+    def __call__(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        self.requests.append(list(messages))
+        return ModelResponse(parts=[SCRIPT[len(self.requests) - 1]])
+
+
+Setup = tuple[Agent[None, str], Scripted, ScriptedDecisionModel, KeyValueArchive | None]
+
+
+def _agent(mode: tt.Mode, records: list[tt.Record]) -> Setup:
+    decisions = ScriptedDecisionModel.by_call_id({"c1": (0.9, 0.1), "c2": (0.1, 0.1)}, default=(0.9, 0.9))
+    archive = KeyValueArchive(MemoryStore()) if mode is tt.Mode.ENFORCE else None
+    compactor = tt.Compactor(
+        decisions,
+        config=tt.CompactorConfig(eligible_tools={"read_file", "search_logs"}, preserve_recent_messages=2),
+        execution=tt.ExecutionOptions(mode=mode, observer=records.append),
+        archive=archive,
+    )
+    scripted = Scripted()
+    agent: Agent[None, str] = Agent(
+        FunctionModel(scripted), name="bot",
+        capabilities=[tracetrim_capability(compactor, scope=tt.Scope("u", "bot", "s1"))],
+    )
+
+    @agent.tool_plain
+    def read_file(path: str) -> str:
+        """Read a file."""
+        return f"<{path}>\n" + "r" * BIG
+
+    @agent.tool_plain
+    def search_logs(query: str) -> str:
+        """Search the logs."""
+        return f"logs for {query}\n" + "l" * BIG
+
+    return agent, scripted, decisions, archive
+
+
+def _returns(messages: list[ModelMessage]) -> dict[str, str]:
+    return {p.tool_call_id: str(p.content) for m in messages if isinstance(m, ModelRequest)
+            for p in m.parts if isinstance(p, ToolReturnPart)}
+
+
+def _calls(messages: list[ModelMessage]) -> list[str]:
+    return [p.tool_call_id for m in messages if isinstance(m, ModelResponse) for p in m.parts
+            if isinstance(p, ToolCallPart)]
+
+
+def _assert_paired(messages: list[ModelMessage]) -> None:
+    assert sorted(_calls(messages)) == sorted(_returns(messages))
+    assert isinstance(messages[-1], ModelRequest)
+
+
+async def test_enforce_compacts_archives_and_restores() -> None:
+    records: list[tt.Record] = []
+    agent, scripted, _, archive = _agent(tt.Mode.ENFORCE, records)
+    result = await agent.run("check a.txt, the boot logs, then b.txt")
+    assert result.output == "done"
+    assert archive is not None
+    for request in scripted.requests:
+        _assert_paired(request)
+    sent = scripted.requests[-1]
+    returns = _returns(sent)
+    assert "c2" not in returns and "c2" not in _calls(sent)
+    assert len(returns["c1"]) < 1000 and "[tracetrim:" in returns["c1"]
+    assert len(returns["c3"]) > BIG
+    # The run's own history was replaced (ProcessHistory), with the pairs intact.
+    history = result.all_messages()
+    assert "c2" not in _calls(history) and "c2" not in _returns(history)
+
+    scope = tt.Scope("u", "bot", "s1")
+    entries = await archive.list(scope)
+    assert entries
+    full = f"<a.txt>\n{'r' * BIG}"
+    assert await RecallTool(archive, scope)("c1") == full
+    original = await archive.restore(scope, entries[0].ref)
+    restored = rehydrate(restore_markers(from_pydantic_ai(history)), original, ["c1"])
+    block = next(b for m in restored for b in m["content"] if b["type"] == "tool_result" and b["id"] == "c1")
+    assert block["output"] == full
+    assert any(r.reason == "ARCHIVED_PROPOSAL" for r in records)
+
+
+@pytest.mark.parametrize("mode", [tt.Mode.SHADOW, tt.Mode.OFF])
+async def test_shadow_and_off_change_nothing(mode: tt.Mode) -> None:
+    records: list[tt.Record] = []
+    agent, scripted, decisions, _ = _agent(mode, records)
+    result = await agent.run("check a.txt, the boot logs, then b.txt")
+    assert set(_returns(scripted.requests[-1])) == {"c1", "c2", "c3"}
+    assert "[tracetrim:" not in json.dumps([str(m) for m in result.all_messages()])
+    assert bool(decisions.calls) is (mode is tt.Mode.SHADOW)
+    expected = "SHADOW_PROPOSAL" if mode is tt.Mode.SHADOW else "DISABLED"
+    assert any(r.reason == expected for r in records)
+
+
+def test_message_ids_and_call_ids_survive(tmp_path: Any) -> None:
+    records: list[tt.Record] = []
+    agent, scripted, _, _ = _agent(tt.Mode.ENFORCE, records)
+    result = agent.run_sync("check a.txt, the boot logs, then b.txt")
+    assert _calls(result.all_messages()) == ["c1", "c3"]
+    first = scripted.requests[0][0]
+    assert result.all_messages()[0] is first or result.all_messages()[0] == first

@@ -1,0 +1,97 @@
+"""The one path every adapter takes: restore markers, decide whether to plan, plan, check, report."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import attrs
+
+from tracetrim._json import canonical_json
+from tracetrim._logging import logger as _log
+from tracetrim._scope import Scope
+from tracetrim._snapshot import Message
+from tracetrim._tokens import estimate_tokens
+from tracetrim.compactor import CompactionRequest, Compactor, Mode, Outcome
+from tracetrim.harness_adapter._markers import MARKER_KEY, restore_markers
+from tracetrim.harness_adapter._pairing import pairing_problem
+from tracetrim.harness_adapter._strategy import CompactionStrategy
+
+
+@attrs.frozen
+class AdapterResult:
+    """What one compaction attempt produced for the host.
+
+    ``messages`` is the neutral history to adopt, or None when the host keeps what it has (OFF, SHADOW,
+    below the trigger, nothing to gain, any failure). ``outcome`` is the planner's outcome when the
+    strategy is a `Compactor`; ``archive_ref`` names the archived original ("" when none).
+    """
+
+    messages: list[Message] | None
+    outcome: Outcome | None = None
+    archive_ref: str = ""
+    planned: bool = False
+
+
+def history_tokens(messages: Sequence[Message]) -> int:
+    """The estimated tokens of a neutral history (its canonical JSON)."""
+    return estimate_tokens(canonical_json(list(messages)))
+
+
+def _archive_ref(messages: Sequence[Message]) -> str:
+    for message in messages:
+        for block in message.get("content", ()):
+            meta = block.get("metadata") if isinstance(block, dict) else None
+            marker = meta.get(MARKER_KEY) if isinstance(meta, dict) else None
+            if isinstance(marker, dict) and isinstance(marker.get("archive_ref"), str):
+                return str(marker["archive_ref"])
+    return ""
+
+
+async def _ask(strategy: CompactionStrategy, request: CompactionRequest) -> AdapterResult:
+    # A Compactor's outcome names the archived snapshot; compact() alone would hide it.
+    if isinstance(strategy, Compactor):
+        outcome = await strategy.plan(request)
+        plan = outcome.plan
+        if strategy.execution.mode is Mode.ENFORCE and outcome.adopted and plan is not None:
+            return AdapterResult(plan.messages, outcome, plan.archive_ref, planned=True)
+        return AdapterResult(None, outcome, planned=True)
+    messages = await strategy.compact(request)
+    return AdapterResult(messages, None, _archive_ref(messages or ()), planned=True)
+
+
+async def compact_history(
+    strategy: CompactionStrategy,
+    messages: Sequence[Message],
+    *,
+    scope: Scope | None,
+    goal: str = "",
+    next_action: str = "",
+    protected_message_ids: Iterable[str] = (),
+    protected_call_ids: Iterable[str] = (),
+    trigger_tokens: int | None = None,
+) -> AdapterResult:
+    """Plan ``messages`` with ``strategy`` and return a history that is safe to adopt, or None.
+
+    Below ``trigger_tokens`` (when set) the strategy is not asked at all, so no record is emitted.
+    The result never separates a call from its result and never invents or reorders message ids.
+    """
+    history = restore_markers(messages)
+    if trigger_tokens is not None and history_tokens(history) < trigger_tokens:
+        return AdapterResult(None)
+    request = CompactionRequest(
+        history,
+        goal,
+        next_action,
+        scope=scope,
+        protected_message_ids=tuple(protected_message_ids),
+        protected_call_ids=tuple(protected_call_ids),
+        token_budget=trigger_tokens,
+    )
+    result = await _ask(strategy, request)
+    if result.messages is None or canonical_json(result.messages) == canonical_json(history):
+        return attrs.evolve(result, messages=None)
+    problem = pairing_problem(history, result.messages)
+    if problem is not None:
+        _log.warning("tracetrim.adapter_rejected", problem=problem)
+        return attrs.evolve(result, messages=None)
+    return result

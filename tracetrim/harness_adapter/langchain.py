@@ -1,0 +1,114 @@
+"""LangChain v1: an ``AgentMiddleware`` that compacts the agent's messages before each model call."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware, AgentState
+from langchain_core.messages import AnyMessage, BaseMessage, RemoveMessage
+from langgraph.runtime import Runtime
+
+from tracetrim._json import canonical_json
+from tracetrim._logging import logger as _log
+from tracetrim._scope import Scope
+from tracetrim._snapshot import Message
+from tracetrim.formats import from_langchain, to_langchain
+from tracetrim.harness_adapter._run import AdapterResult, compact_history
+from tracetrim.harness_adapter._strategy import CompactionStrategy
+from tracetrim.harness_adapter._sync import run_sync
+
+__all__ = ["TracetrimAgentMiddleware", "message_updates"]
+
+
+def _thread_id() -> str:
+    try:
+        from langgraph.config import get_config
+
+        thread = get_config().get("configurable", {}).get("thread_id")
+    except RuntimeError:  # called outside a graph run
+        thread = None
+    return str(thread) if thread else "default"
+
+
+def message_updates(
+    messages: Sequence[AnyMessage], before: Sequence[Message], after: Sequence[Message]
+) -> list[BaseMessage] | None:
+    """The ``add_messages`` updates turning ``messages`` into ``after``: replacements and removals by id.
+
+    ``before`` is ``from_langchain(messages)``. None when an update cannot be expressed by id (a message
+    without an id changed, or a neutral message no longer maps to exactly one LangChain message).
+    """
+    new_by_id = {m["id"]: m for m in after}
+    updates: list[BaseMessage] = []
+    for message, old in zip(messages, before, strict=True):
+        new = new_by_id.get(old["id"])
+        if new is not None and canonical_json(new) == canonical_json(old):
+            continue
+        if message.id is None:
+            return None
+        if new is None:
+            updates.append(RemoveMessage(id=message.id))
+            continue
+        converted = to_langchain([new])
+        if len(converted) != 1 or converted[0].id != message.id:
+            return None
+        if converted[0] != message:  # restored marker metadata alone changes nothing LangChain keeps
+            updates.append(converted[0])
+    return updates
+
+
+class TracetrimAgentMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
+    """Compacts ``state["messages"]`` with a `CompactionStrategy` before every model call.
+
+    Changed messages are replaced by id and dropped ones removed with ``RemoveMessage``, so the graph
+    state itself shrinks (later turns and checkpoints see the compacted history). A ``ToolMessage``
+    never outlives its ``AIMessage`` tool call, nor the reverse. The last message is protected.
+    ``scope`` defaults to ``Scope("langchain", <middleware name>, <thread_id or "default">)``.
+    ``trigger_tokens`` skips planning while the history is smaller; None plans before every call.
+    """
+
+    def __init__(
+        self,
+        strategy: CompactionStrategy,
+        *,
+        scope: Scope | None = None,
+        goal: str = "",
+        next_action: str = "",
+        trigger_tokens: int | None = None,
+    ) -> None:
+        super().__init__()
+        self.strategy = strategy
+        self.scope = scope
+        self.goal = goal
+        self.next_action = next_action
+        self.trigger_tokens = trigger_tokens
+        self.last_result: AdapterResult | None = None
+
+    def before_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Synchronous hook: the same as `abefore_model`."""
+        return run_sync(self.abefore_model(state, runtime))
+
+    async def abefore_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Return message updates that compact the history, or None to leave it as it is."""
+        messages = list(state["messages"])
+        if len(messages) < 2:
+            return None
+        neutral = from_langchain(messages)
+        result = await compact_history(
+            self.strategy,
+            neutral,
+            scope=self.scope or Scope("langchain", self.name, _thread_id()),
+            goal=self.goal,
+            next_action=self.next_action,
+            protected_message_ids=[neutral[-1]["id"]],
+            trigger_tokens=self.trigger_tokens,
+        )
+        self.last_result = result
+        if result.messages is None:
+            return None
+        updates = message_updates(messages, neutral, result.messages)
+        if updates is None:
+            _log.warning("tracetrim.adapter_rejected", problem="the history cannot be updated by message id")
+            return None
+        return {"messages": updates} if updates else None

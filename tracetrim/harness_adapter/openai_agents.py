@@ -1,0 +1,165 @@
+"""openai-agents: a ``call_model_input_filter`` and a ``Session`` wrapper that compacts between runs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from agents.items import TResponseInputItem
+from agents.memory.session import OpenAIResponsesCompactionArgs, Session
+from agents.run_config import CallModelData, ModelInputData
+
+from tracetrim._logging import logger as _log
+from tracetrim._scope import Scope
+from tracetrim.formats import from_openai_responses, to_openai_responses
+from tracetrim.harness_adapter._identity import reuse_originals
+from tracetrim.harness_adapter._run import AdapterResult, compact_history
+from tracetrim.harness_adapter._strategy import CompactionStrategy
+
+__all__ = ["CompactingSession", "TracetrimInputFilter"]
+
+
+async def _compact_items(
+    strategy: CompactionStrategy,
+    items: Sequence[Any],
+    *,
+    scope: Scope,
+    goal: str,
+    next_action: str,
+    trigger_tokens: int | None,
+) -> tuple[AdapterResult, list[Any] | None]:
+    neutral = from_openai_responses(list(items))
+    if len(neutral) < 2:
+        return AdapterResult(None), None
+    result = await compact_history(
+        strategy,
+        neutral,
+        scope=scope,
+        goal=goal,
+        next_action=next_action,
+        protected_message_ids=[neutral[-1]["id"]],
+        trigger_tokens=trigger_tokens,
+    )
+    if result.messages is None:
+        return result, None
+    return result, reuse_originals(items, to_openai_responses(result.messages))
+
+
+class TracetrimInputFilter:
+    """A ``RunConfig(call_model_input_filter=...)`` that compacts the input of every model call.
+
+    Only what the model receives changes; the run's own items and any session keep the full history
+    (pair it with `CompactingSession` to shrink the stored history too). Unchanged items are passed on
+    as the SDK's own objects. ``scope`` defaults to ``Scope("openai-agents", <agent name>, "default")``.
+    ``trigger_tokens`` skips planning while the input is smaller; None plans before every call.
+    """
+
+    def __init__(
+        self,
+        strategy: CompactionStrategy,
+        *,
+        scope: Scope | None = None,
+        goal: str = "",
+        next_action: str = "",
+        trigger_tokens: int | None = None,
+    ) -> None:
+        self.strategy = strategy
+        self.scope = scope
+        self.goal = goal
+        self.next_action = next_action
+        self.trigger_tokens = trigger_tokens
+        self.last_result: AdapterResult | None = None
+
+    async def __call__(self, data: CallModelData[Any]) -> ModelInputData:
+        """Return the model input, compacted when the strategy adopts a shorter history."""
+        model_data = data.model_data
+        result, items = await _compact_items(
+            self.strategy,
+            model_data.input,
+            scope=self.scope or Scope("openai-agents", data.agent.name or "agent", "default"),
+            goal=self.goal,
+            next_action=self.next_action,
+            trigger_tokens=self.trigger_tokens,
+        )
+        self.last_result = result
+        if items is None:
+            return model_data
+        return ModelInputData(input=items, instructions=model_data.instructions)
+
+
+class CompactingSession:
+    """Wraps any openai-agents ``Session`` and compacts its stored history between runs.
+
+    The Runner calls `run_compaction` after it saves a run's items (the SDK's compaction hook); `compact`
+    does the same on demand. The new history replaces the stored one by ``clear_session`` plus
+    ``add_items``; if that write fails the original items are written back, and in ENFORCE mode the
+    archive holds them anyway. The history is re-read just before the swap and the swap abandoned if
+    it changed, but the inner session is not locked: do not share it with a concurrent run while
+    compacting. ``scope`` defaults to ``Scope("openai-agents", "session", <session_id>)``.
+    """
+
+    def __init__(
+        self,
+        session: Session,
+        strategy: CompactionStrategy,
+        *,
+        scope: Scope | None = None,
+        goal: str = "",
+        next_action: str = "",
+        trigger_tokens: int | None = None,
+    ) -> None:
+        self.session = session
+        self.session_id = session.session_id
+        self.session_settings = getattr(session, "session_settings", None)
+        self.strategy = strategy
+        self.scope = scope or Scope("openai-agents", "session", session.session_id)
+        self.goal = goal
+        self.next_action = next_action
+        self.trigger_tokens = trigger_tokens
+        self.last_result: AdapterResult | None = None
+
+    async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
+        """The stored history (the latest ``limit`` items when given)."""
+        return await self.session.get_items(limit)
+
+    async def add_items(self, items: list[TResponseInputItem]) -> None:
+        """Append items to the stored history."""
+        await self.session.add_items(items)
+
+    async def pop_item(self) -> TResponseInputItem | None:
+        """Remove and return the newest item."""
+        return await self.session.pop_item()
+
+    async def clear_session(self) -> None:
+        """Remove every stored item."""
+        await self.session.clear_session()
+
+    async def run_compaction(self, args: OpenAIResponsesCompactionArgs | None = None) -> None:
+        """The Runner's after-run hook: compact the stored history."""
+        await self.compact()
+
+    async def compact(self) -> AdapterResult:
+        """Compact the stored history now; ``messages`` is None when it was left as it was."""
+        items = await self.session.get_items()
+        result, new_items = await _compact_items(
+            self.strategy,
+            items,
+            scope=self.scope,
+            goal=self.goal,
+            next_action=self.next_action,
+            trigger_tokens=self.trigger_tokens,
+        )
+        self.last_result = result
+        if new_items is None:
+            return result
+        if await self.session.get_items() != items:
+            _log.warning("tracetrim.session_changed", session_id=self.session_id)
+            return AdapterResult(None, result.outcome, result.archive_ref, planned=True)
+        await self.session.clear_session()
+        try:
+            await self.session.add_items(new_items)
+        except BaseException:
+            await self.session.clear_session()
+            await self.session.add_items(list(items))
+            raise
+        return result

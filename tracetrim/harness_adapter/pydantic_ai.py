@@ -1,0 +1,94 @@
+"""pydantic-ai: a history processor (and its ``ProcessHistory`` capability) that compacts each request."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic_ai import RunContext
+from pydantic_ai.capabilities import ProcessHistory
+from pydantic_ai.messages import ModelMessage, ModelRequest
+
+from tracetrim._scope import Scope
+from tracetrim.formats import from_pydantic_ai, to_pydantic_ai
+from tracetrim.harness_adapter._identity import reuse_originals
+from tracetrim.harness_adapter._run import AdapterResult, compact_history
+from tracetrim.harness_adapter._strategy import CompactionStrategy
+
+__all__ = ["TracetrimHistoryProcessor", "tracetrim_capability"]
+
+
+class TracetrimHistoryProcessor:
+    """A pydantic-ai history processor: ``await processor(ctx, messages) -> messages``.
+
+    Compacts the history before each model request. The last message (the request about to be sent)
+    is protected and the result always ends with a ``ModelRequest``; messages that did not change are
+    the run's own objects. Through `tracetrim_capability` (``ProcessHistory``) the run's history itself
+    is replaced, so later requests build on the compacted one. ``scope`` defaults to
+    ``Scope("pydantic-ai", <agent name or "agent">, <conversation id, else run id, else "default">)``.
+    ``trigger_tokens`` skips planning while the history is smaller; None plans before every request.
+    """
+
+    def __init__(
+        self,
+        strategy: CompactionStrategy,
+        *,
+        scope: Scope | None = None,
+        goal: str = "",
+        next_action: str = "",
+        trigger_tokens: int | None = None,
+    ) -> None:
+        self.strategy = strategy
+        self.scope = scope
+        self.goal = goal
+        self.next_action = next_action
+        self.trigger_tokens = trigger_tokens
+        self.last_result: AdapterResult | None = None
+
+    def scope_for(self, ctx: RunContext[Any]) -> Scope:
+        """The archive scope of this run's history."""
+        if self.scope is not None:
+            return self.scope
+        agent = getattr(ctx.agent, "name", None) if getattr(ctx, "agent", None) is not None else None
+        session = getattr(ctx, "conversation_id", None) or getattr(ctx, "run_id", None)
+        return Scope("pydantic-ai", agent or "agent", str(session) if session else "default")
+
+    async def __call__(self, ctx: RunContext[Any], messages: list[ModelMessage]) -> list[ModelMessage]:
+        """The history to send: compacted when the strategy adopts a shorter one, else ``messages``."""
+        if len(messages) < 2 or not isinstance(messages[-1], ModelRequest):
+            return messages
+        neutral = from_pydantic_ai(messages)
+        # A request may become several neutral messages; all of the last one's pieces are protected.
+        head = len(from_pydantic_ai(messages[:-1]))
+        result = await compact_history(
+            self.strategy,
+            neutral,
+            scope=self.scope_for(ctx),
+            goal=self.goal,
+            next_action=self.next_action,
+            protected_message_ids=[m["id"] for m in neutral[head:]],
+            trigger_tokens=self.trigger_tokens,
+        )
+        self.last_result = result
+        if result.messages is None:
+            return messages
+        new = to_pydantic_ai(result.messages)
+        if not new or not isinstance(new[-1], ModelRequest):
+            return messages
+        out: list[ModelMessage] = reuse_originals(messages, new)
+        return out
+
+
+def tracetrim_capability(
+    strategy: CompactionStrategy,
+    *,
+    scope: Scope | None = None,
+    goal: str = "",
+    next_action: str = "",
+    trigger_tokens: int | None = None,
+) -> ProcessHistory[Any]:
+    """``Agent(..., capabilities=[tracetrim_capability(compactor)])``: a `TracetrimHistoryProcessor` as a
+    ``ProcessHistory`` capability."""
+    processor = TracetrimHistoryProcessor(
+        strategy, scope=scope, goal=goal, next_action=next_action, trigger_tokens=trigger_tokens
+    )
+    return ProcessHistory(processor=processor)
