@@ -67,6 +67,8 @@ def test_transcript_size_is_the_canonical_size() -> None:
     from tracetrim._json import canonical_json
     from tracetrim.compactor._transcript import load_transcript
 
-    messages = tool_history(3) + [{"role": "user", "z": "é✓", "content": [{"type": "text", "text": "ünï"}], "a": 1}]
+    messages = tool_history(3) + [
+        {"role": "user", "z": "é✓", "content": [{"type": "text", "text": "ünï"}], "a": 1}
+    ]
     transcript = load_transcript(messages, 10**9)
     assert transcript.chars == len(canonical_json(messages))

@@ -1,32 +1,45 @@
 """tracetrim: shrink an LLM agent's tool history safely, with everything archived and restorable."""
 
-from tracetrim import archive, decision
+from tracetrim import archive, decision, formats
 from tracetrim._scope import Scope
 from tracetrim._snapshot import SnapshotError, validate_messages
 from tracetrim.compactor import (
     Action,
+    ChatSummarizer,
     CompactionRequest,
     Compactor,
     CompactorConfig,
     ExecutionOptions,
     Mode,
+    OffloadConfig,
+    OffloadMode,
+    OffloadStrategy,
     Outcome,
     PairDecision,
     Plan,
     PlanStats,
     Record,
     Status,
+    Summarizer,
+    Summary,
+    restore_offloaded,
 )
+from tracetrim.harness_adapter import CompactionStrategy
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Action",
+    "ChatSummarizer",
     "CompactionRequest",
+    "CompactionStrategy",
     "Compactor",
     "CompactorConfig",
     "ExecutionOptions",
     "Mode",
+    "OffloadConfig",
+    "OffloadMode",
+    "OffloadStrategy",
     "Outcome",
     "PairDecision",
     "Plan",
@@ -35,8 +48,12 @@ __all__ = [
     "Scope",
     "SnapshotError",
     "Status",
+    "Summarizer",
+    "Summary",
     "__version__",
     "archive",
     "decision",
+    "formats",
+    "restore_offloaded",
     "validate_messages",
 ]

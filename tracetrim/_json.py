@@ -6,7 +6,6 @@ import hashlib
 import json
 from typing import Any
 
-
 # One encoder for the process: json.dumps with options builds a new encoder on every call,
 # which dominates the cost for the many small blocks the planner measures.
 _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)

@@ -10,8 +10,9 @@ from tracetrim.cli._archive_commands import register as register_archive
 from tracetrim.cli._compact import register as register_compact
 from tracetrim.cli._demo import register as register_demo
 from tracetrim.cli._errors import CliError
+from tracetrim.cli._offload import register as register_offload
 
-_REGISTRATIONS = (register_demo, register_compact, register_archive)
+_REGISTRATIONS = (register_demo, register_compact, register_offload, register_archive)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -8,32 +8,20 @@ import json
 import sys
 from collections.abc import Coroutine
 from datetime import timedelta
-from pathlib import Path
 from typing import Any, TypeVar
 
 from tracetrim._scope import Scope
 from tracetrim.archive import ArchiveError, FileArchive, check_ref, prune, restore_calls
+from tracetrim.cli._archive_args import add_archive_arguments, open_archive
 from tracetrim.cli._errors import CliError
 
 _T = TypeVar("_T")
 
 
-def _add_scope_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--archive", required=True, metavar="DIR", help="the archive folder")
-    parser.add_argument("--user", required=True, metavar="U", help="user id of the scope")
-    parser.add_argument("--agent", required=True, metavar="A", help="agent id of the scope")
-    parser.add_argument("--session", required=True, metavar="S", help="session id of the scope")
-
-
-def _open(args: argparse.Namespace) -> tuple[FileArchive, Scope]:
-    root = Path(args.archive)
-    if not root.is_dir():
-        raise CliError(f"archive folder {args.archive!r} does not exist")
-    try:
-        scope = Scope(user_id=args.user, agent_id=args.agent, session_id=args.session)
-    except (TypeError, ValueError) as exc:
-        raise CliError(str(exc)) from None
-    return FileArchive(root), scope
+def _opened(args: argparse.Namespace) -> tuple[FileArchive, Scope]:
+    opened = open_archive(args, must_exist=True)
+    assert opened is not None  # --archive is a required flag here
+    return opened
 
 
 def _run(coroutine: Coroutine[Any, Any, _T]) -> _T:
@@ -56,7 +44,7 @@ def _ref(value: str) -> str:
 
 
 def _restore(args: argparse.Namespace) -> int:
-    archive, scope = _open(args)
+    archive, scope = _opened(args)
     ref = _ref(args.ref)
     if args.call_ids:
         calls = _run(restore_calls(archive, scope, ref, args.call_ids))
@@ -67,14 +55,14 @@ def _restore(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    archive, scope = _open(args)
+    archive, scope = _opened(args)
     entries = _run(archive.list(scope))
     _print_json([{"ref": e.ref, "size": e.size, "created_at": e.created_at} for e in entries])
     return 0
 
 
 def _delete(args: argparse.Namespace) -> int:
-    archive, scope = _open(args)
+    archive, scope = _opened(args)
     ref = _ref(args.ref)
     if not _run(archive.delete(scope, ref)):
         raise CliError(f"no snapshot {ref} in this scope", exit_code=1)
@@ -105,7 +93,7 @@ def _non_negative_float(text: str) -> float:
 def _prune(args: argparse.Namespace) -> int:
     if args.keep_last is None and args.older_than_days is None:
         raise CliError("archive prune needs --keep-last N, --older-than-days D or both")
-    archive, scope = _open(args)
+    archive, scope = _opened(args)
     older_than = None if args.older_than_days is None else timedelta(days=args.older_than_days)
     deleted = _run(prune(archive, scope, keep_last=args.keep_last, older_than=older_than))
     _print_json({"deleted": deleted})
@@ -119,7 +107,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="print an archived history, or the original blocks of chosen calls, as JSON",
         description="Print an archived history as JSON; with --call-id, only those calls' original blocks.",
     )
-    _add_scope_flags(restore)
+    add_archive_arguments(restore, required=True)
     restore.add_argument("ref", metavar="REF", help="the 64-hex archive reference")
     restore.add_argument(
         "--call-id",
@@ -133,16 +121,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     archive = subparsers.add_parser("archive", help="list, delete or prune archived snapshots of a scope")
     actions = archive.add_subparsers(dest="archive_command", metavar="ACTION", required=True)
     listing = actions.add_parser("list", help="list snapshots, oldest first, as JSON")
-    _add_scope_flags(listing)
+    add_archive_arguments(listing, required=True)
     listing.set_defaults(handler=_list)
     delete = actions.add_parser("delete", help="delete one snapshot")
-    _add_scope_flags(delete)
+    add_archive_arguments(delete, required=True)
     delete.add_argument("ref", metavar="REF", help="the 64-hex archive reference")
     delete.set_defaults(handler=_delete)
     pruning = actions.add_parser(
         "prune", help="delete old snapshots (with both flags, only those both rules let go)"
     )
-    _add_scope_flags(pruning)
+    add_archive_arguments(pruning, required=True)
     pruning.add_argument("--keep-last", type=_non_negative_int, metavar="N", help="keep the N newest")
     pruning.add_argument(
         "--older-than-days", type=_non_negative_float, metavar="D", help="delete snapshots older than D days"

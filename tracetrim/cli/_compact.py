@@ -12,6 +12,7 @@ from typing import Any
 from tracetrim._convert import to_json_object
 from tracetrim._scope import Scope
 from tracetrim.archive import Archive
+from tracetrim.cli._archive_args import add_archive_arguments, open_archive
 from tracetrim.cli._errors import CliError
 from tracetrim.cli._input import HistoryFile, read_history
 from tracetrim.cli._model_options import add_model_arguments, model_from_args
@@ -34,10 +35,7 @@ def register(commands: Any) -> None:
         default="shadow",
         help="shadow: propose only (default); enforce: archive the original, then adopt",
     )
-    parser.add_argument("--archive", metavar="DIR", help="file archive folder (required for --mode enforce)")
-    parser.add_argument("--user", default=None, help="scope: user id (enforce)")
-    parser.add_argument("--agent", default=None, help="scope: agent id (enforce)")
-    parser.add_argument("--session", default=None, help="scope: session id (enforce)")
+    add_archive_arguments(parser, required=False)
     parser.add_argument(
         "--budget", type=float, default=30.0, metavar="S", help="deadline for decisions, seconds"
     )
@@ -50,15 +48,10 @@ def register(commands: Any) -> None:
 def _archive(args: argparse.Namespace) -> tuple[Archive | None, Scope | None]:
     if args.mode != "enforce":
         return None, None
-    if not args.archive:
+    opened = open_archive(args, must_exist=False)
+    if opened is None:
         raise CliError("--mode enforce needs --archive DIR: the original is saved before it is replaced")
-    try:
-        scope = Scope(args.user or "cli", args.agent or "cli", args.session or "default")
-    except (TypeError, ValueError) as exc:
-        raise CliError(str(exc)) from None
-    from tracetrim.archive import FileArchive
-
-    return FileArchive(args.archive), scope
+    return opened
 
 
 def result_document(outcome: Outcome) -> dict[str, Any]:

@@ -7,6 +7,7 @@ import asyncio
 from typing import Any
 
 from tracetrim._examples import NAMES, load_example
+from tracetrim._quality import example_rows, format_table
 from tracetrim.cli._table import decision_table
 from tracetrim.compactor import CompactionRequest, Compactor, CompactorConfig, ExecutionOptions, Mode, Outcome
 from tracetrim.decision import LexicalDecisionModel
@@ -37,8 +38,9 @@ async def plan_example(name: str) -> tuple[dict[str, Any], Outcome]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print, per example, each pair's verdict and the characters saved."""
-    for name in args.example or NAMES:
+    """Print, per example, each pair's verdict and the characters saved, then the quality table."""
+    names = args.example or NAMES
+    for name in names:
         example, outcome = asyncio.run(plan_example(name))
         print(f"\n== {name}: {outcome.status.value} {outcome.reason} ==")
         print(f"goal: {example['goal']}")
@@ -46,5 +48,7 @@ def run(args: argparse.Namespace) -> int:
             print(outcome.detail)
             continue
         print(decision_table(outcome.plan))
+    print("\n== quality against the examples' labels, next to common baselines ==")
+    print(format_table(asyncio.run(example_rows(names))))
     print("\nSHADOW mode: nothing was changed or archived. See README for ENFORCE mode and restoring.")
     return 0

@@ -7,12 +7,12 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from tracetrim._convert import to_json_object
 from tracetrim._scope import Scope
-from tracetrim.archive import FileArchive
+from tracetrim.cli._archive_args import add_archive_arguments, open_archive
 from tracetrim.cli._errors import CliError
+from tracetrim.cli._input import read_history
 from tracetrim.compactor._config import ExecutionOptions, Mode
 from tracetrim.compactor._offload import OffloadStrategy
 from tracetrim.compactor._offload_config import OffloadConfig, OffloadMode
@@ -20,21 +20,6 @@ from tracetrim.compactor._outcome import Status
 from tracetrim.compactor._request import CompactionRequest
 from tracetrim.compactor._summarizer import ChatSummarizer, Summarizer
 from tracetrim.decision._env import load_environment
-
-
-def _read(path: str) -> tuple[list[Any], dict[str, Any]]:
-    try:
-        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-        data = json.loads(text)
-    except OSError as exc:
-        raise CliError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CliError(f"{path} is not valid JSON: {exc}") from None
-    if isinstance(data, dict) and isinstance(data.get("messages"), list):
-        return data["messages"], data
-    if isinstance(data, list):
-        return data, {}
-    raise CliError(f"{path} must hold a list of messages or an object with a 'messages' list")
 
 
 def _summarizer(args: argparse.Namespace) -> Summarizer | None:
@@ -61,9 +46,8 @@ def _summarizer(args: argparse.Namespace) -> Summarizer | None:
 
 
 def _strategy(args: argparse.Namespace) -> tuple[OffloadStrategy, Scope | None]:
-    scope_parts = (args.user, args.agent, args.session)
-    if args.archive and not all(scope_parts):
-        raise CliError("--archive needs --user, --agent and --session to name the scope")
+    opened = open_archive(args, must_exist=False)
+    archive, scope = opened if opened is not None else (None, None)
     try:
         config = OffloadConfig(
             mode=args.mode,
@@ -75,31 +59,23 @@ def _strategy(args: argparse.Namespace) -> tuple[OffloadStrategy, Scope | None]:
             group_token_threshold=args.group_tokens,
             compact_ratio_threshold=args.ratio,
         )
-        scope = Scope(args.user, args.agent, args.session) if args.archive else None
     except (TypeError, ValueError) as exc:
         raise CliError(str(exc)) from None
-    archive = None
-    if args.archive:
-        root = Path(args.archive)
-        try:
-            root.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise CliError(f"cannot create archive folder {args.archive}: {exc.strerror or exc}") from None
-        archive = FileArchive(root)
     mode = Mode.ENFORCE if archive is not None else Mode.SHADOW
     execution = ExecutionOptions(mode=mode, budget_s=args.budget)
     return OffloadStrategy(_summarizer(args), config=config, execution=execution, archive=archive), scope
 
 
 def _offload(args: argparse.Namespace) -> int:
-    messages, document = _read(args.file)
+    history = read_history(args.file)
+    messages = history.messages
     strategy, scope = _strategy(args)
     request = CompactionRequest(
         messages,
-        goal=args.goal or str(document.get("goal") or ""),
+        goal=args.goal or history.goal,
         scope=scope,
-        protected_message_ids=tuple(args.protect_message or document.get("protected_message_ids") or ()),
-        protected_call_ids=tuple(args.protect_call or document.get("protected_call_ids") or ()),
+        protected_message_ids=tuple(args.protect_message or history.protected_message_ids),
+        protected_call_ids=tuple(args.protect_call or history.protected_call_ids),
     )
     outcome = asyncio.run(strategy.plan(request))
     plan = outcome.plan
@@ -226,11 +202,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="seconds for all summaries and archive writes (default %(default)s)",
     )
     parser.add_argument("--output", metavar="PATH", help="write the JSON here instead of stdout")
-    archive = parser.add_argument_group("archive (ENFORCE)")
-    archive.add_argument("--archive", metavar="DIR", help="archive folder; originals are saved here first")
-    archive.add_argument("--user", metavar="U", help="user id of the scope")
-    archive.add_argument("--agent", metavar="A", help="agent id of the scope")
-    archive.add_argument("--session", metavar="S", help="session id of the scope")
+    add_archive_arguments(parser, required=False)
     summary = parser.add_argument_group(
         "summary model (compress, auto)",
         "Defaults from SUMMARY_MODEL_BASE_URL, SUMMARY_MODEL_NAME and SUMMARY_MODEL_API_KEY (or ./.env).",

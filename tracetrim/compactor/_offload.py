@@ -159,7 +159,11 @@ class OffloadStrategy:
         proposal = await self._propose(request, messages, pairs, chosen, predicted, tokens, count, deadline)
         compacted = proposal.compacted.messages if proposal.compacted is not None else messages
         applied = _applied(pairs, chosen, proposal)
-        offloaded = sum(1 for action, _ in applied.values() if action is Action.DROP_RESULT)
+        offloaded = sum(
+            1
+            for action, _ in (proposal.compacted.applied.values() if proposal.compacted else ())
+            if action is Action.DROP_RESULT
+        )
         summarised = sum(len(group) for group in proposal.groups)
         if not offloaded and not proposal.groups:
             raise Stop(
@@ -212,9 +216,7 @@ class OffloadStrategy:
                 input_tokens=sum(s.usage.input_tokens for s in proposal.summaries),
                 output_tokens=sum(s.usage.output_tokens for s in proposal.summaries),
                 fitting_stage="+".join(
-                    stage
-                    for stage, ran in (("compact", proposal.compacted), ("compress", proposal.groups))
-                    if ran
+                    stage for stage, ran in (("compact", offloaded), ("compress", proposal.groups)) if ran
                 ),
             )
         )
@@ -274,6 +276,7 @@ class OffloadStrategy:
                 keep_recent=config.compress_keep_recent_count,
                 protected_ids=set(request.protected_message_ids),
                 pinned_ids=config.pinned_message_ids,
+                protected_call_ids=set(request.protected_call_ids),
                 max_group_tokens=config.group_token_threshold,
                 count=count,
             )

@@ -86,16 +86,17 @@ def compress_groups(
     keep_recent: int,
     protected_ids: Collection[str],
     pinned_ids: Collection[str],
+    protected_call_ids: Collection[str],
     max_group_tokens: int,
     count: TokenCounter,
 ) -> list[range]:
     """Ranges of consecutive messages to summarise, one per group, oldest first.
 
     Free messages are those outside the recent window and not protected (first, system, protected,
-    pinned). A tool id's messages go into one group or none: an id with a missing call or result, or
-    whose messages are not all free and adjacent, keeps them out. Groups are cut where no pair spans
-    the cut, as soon as the next message would take the group over ``max_group_tokens``; a message
-    above the threshold on its own forms its own group.
+    pinned, holding a protected call id). A tool id's messages go into one group or none: an id with
+    a missing call or result, or whose messages are not all free and adjacent, keeps them out.
+    Groups are cut only where no pair spans the cut, as soon as the next message would take the
+    group over ``max_group_tokens``; a message above the threshold forms its own group.
     """
     protected = protected_messages(
         messages, preserve_recent=keep_recent, protected_ids=protected_ids, pinned_ids=pinned_ids
@@ -109,6 +110,7 @@ def compress_groups(
                 where.setdefault(block["id"], set()).add(i)
                 kinds.setdefault(block["id"], []).append(block["type"])
     incomplete = {tid for tid, seen in kinds.items() if sorted(seen) != ["tool_call", "tool_result"]}
+    incomplete.update(set(protected_call_ids) & set(kinds))  # kept verbatim, so never summarised
     changed = True
     while changed:  # each pass only removes messages, so this ends
         changed = False

@@ -171,9 +171,7 @@ class ChatSummarizer:
         except (KeyError, IndexError, TypeError):
             raise SummarizerError("summary model answered without choices[0].message.content") from None
         if not isinstance(content, str):
-            raise SummarizerError(
-                f"summary model answered with {type(content).__name__} content, not text"
-            )
+            raise SummarizerError(f"summary model answered with {type(content).__name__} content, not text")
         usage = data.get("usage") if isinstance(data, dict) else None
         tokens = (
             Usage(usage_int(usage.get("prompt_tokens")), usage_int(usage.get("completion_tokens")))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from tracetrim._snapshot import Message, SnapshotError
@@ -88,3 +89,11 @@ def from_swe_agent_history(history: Sequence[Any], *, synthesize_calls: bool = T
                 pending = None
         out.append(attach_meta(message, FORMAT, extra))
     return mark_pending(out)
+
+
+def load_swe_agent_traj(path: str | Path, *, synthesize_calls: bool = True) -> list[Message]:
+    """Read a SWE-agent ``.traj`` file and convert its ``history`` with `from_swe_agent_history`."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(data, dict) or "history" not in data:
+        raise SnapshotError(f"{path}: a .traj file is a JSON object with a 'history' list")
+    return from_swe_agent_history(data["history"], synthesize_calls=synthesize_calls)

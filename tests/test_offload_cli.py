@@ -1,0 +1,93 @@
+"""The `tracetrim offload` command, through its own parser (the app adds it to the full CLI)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+from conftest import SCENARIOS, load_scenario
+
+from tracetrim.cli import _offload
+from tracetrim.cli._errors import CliError
+
+
+def _run(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="tracetrim")
+    _offload.register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["offload", *argv])
+    code: int = args.handler(args)
+    return code
+
+
+def test_compact_with_an_archive_adopts_and_can_be_restored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out.json"
+    code = _run(
+        [
+            str(SCENARIOS / "payment_retry.json"),
+            "--mode",
+            "compact",
+            "--max-total-tokens",
+            "2000",
+            "--max-tool-message-tokens",
+            "300",
+            "--archive",
+            str(tmp_path / "arch"),
+            "--user",
+            "u",
+            "--agent",
+            "a",
+            "--session",
+            "s",
+            "--output",
+            str(out),
+        ]
+    )
+    assert code == 0
+    report = json.loads(out.read_text())
+    assert report["status"] == "DECIDED" and report["adopted"] and len(report["archive_ref"]) == 64
+    assert report["stats"]["chars_after"] < report["stats"]["chars_before"]
+    assert any(d["action"] == "drop_result" for d in report["decisions"])
+    assert "c18" not in {d["call_id"] for d in report["decisions"] if d["action"] != "keep"}  # protected
+
+
+def test_shadow_without_an_archive_and_below_threshold(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _run([str(SCENARIOS / "payment_retry.json"), "--mode", "compact"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["reason"] == "BELOW_THRESHOLD" and not report["changed"]
+    assert report["messages"] == load_scenario("payment_retry")["messages"]
+    assert (
+        _run(
+            [
+                str(SCENARIOS / "payment_retry.json"),
+                "--mode",
+                "compact",
+                "--max-total-tokens",
+                "100",
+                "--max-tool-message-tokens",
+                "300",
+            ]
+        )
+        == 0
+    )
+    report = json.loads(capsys.readouterr().out)
+    assert report["reason"] == "SHADOW_PROPOSAL" and not report["adopted"]
+
+
+def test_user_mistakes_are_one_line_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(CliError, match="missing.json: no such file"):
+        _run([str(tmp_path / "missing.json")])
+    bad = tmp_path / "bad.json"
+    bad.write_text("{nope")
+    with pytest.raises(CliError, match="not valid JSON"):
+        _run([str(bad)])
+    for name in ("SUMMARY_MODEL_BASE_URL", "SUMMARY_MODEL_NAME", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CliError, match="summary model"):
+        _run([str(SCENARIOS / "payment_retry.json"), "--mode", "auto"])
+    with pytest.raises(CliError, match="--user"):
+        _run([str(SCENARIOS / "payment_retry.json"), "--mode", "compact", "--archive", str(tmp_path)])
