@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 from tests.conftest import DATA, require_data
 from tracetrim import formats
 from tracetrim._snapshot import SnapshotError, validate_messages
+from tracetrim.formats._swe_agent import load_swe_agent_traj
 
 # --- a strategy for valid neutral histories ---------------------------------------------------------
 
@@ -305,6 +307,23 @@ def test_swe_agent_histories_convert() -> None:
     chat = [{k: v for k, v in m.items() if k in ("role", "content", "tool_calls")}
             | ({"tool_call_id": m["tool_call_ids"][0]} if m["role"] == "tool" else {}) for m in history]
     assert formats.to_openai_chat(formats.from_openai_chat(chat)) == chat
+
+
+def test_load_swe_agent_traj_reads_the_history_of_a_file(tmp_path: Path) -> None:
+    history = [
+        {"role": "system", "content": "you are an agent"},
+        {"role": "assistant", "content": "look\n```\nls -a\n```", "thought": "look", "action": "ls -a\n"},
+        {"role": "user", "content": "README.md"},
+    ]
+    path = tmp_path / "run.traj"
+    path.write_text(json.dumps({"history": history, "trajectory": []}), encoding="utf-8")
+    assert load_swe_agent_traj(path) == formats.from_swe_agent_history(history)
+    assert load_swe_agent_traj(str(path), synthesize_calls=False) == formats.from_swe_agent_history(
+        history, synthesize_calls=False
+    )
+    path.write_text(json.dumps({"trajectory": []}), encoding="utf-8")
+    with pytest.raises(SnapshotError, match="history"):
+        load_swe_agent_traj(path)
 
 
 # --- errors and isolation --------------------------------------------------------------------------

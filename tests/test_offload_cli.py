@@ -78,7 +78,7 @@ def test_shadow_without_an_archive_and_below_threshold(capsys: pytest.CaptureFix
 
 
 def test_user_mistakes_are_one_line_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    with pytest.raises(CliError, match="missing.json: no such file"):
+    with pytest.raises(CliError, match=r"missing\.json: no such file"):
         _run([str(tmp_path / "missing.json")])
     bad = tmp_path / "bad.json"
     bad.write_text("{nope")

@@ -1,8 +1,7 @@
-"""Helpers for the offload tests: an independent oracle for `compact`, summarizers, SWE-agent loading."""
+"""Helpers for the offload tests: an independent oracle for `compact`, summarizers."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from collections import Counter
 from collections.abc import Sequence
@@ -92,12 +91,3 @@ class RecordingSummarizer:
             return self.answer  # type: ignore[no-any-return]
         ids = ", ".join(str(m.get("id")) for m in messages)
         return Summary(text=f"Summary of {ids} for goal {goal[:20]!r}.", model="scripted")
-
-
-def load_swe_agent_converter() -> Any:
-    """``swe_agent_history`` from the benchmark (the one local SWE-agent conversion)."""
-    spec = importlib.util.spec_from_file_location("bench_offload", REPO / "benchmarks" / "bench_offload.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.swe_agent_history

@@ -9,12 +9,7 @@ import pytest
 from conftest import DATA, require_data
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_offload_support import (
-    RecordingSummarizer,
-    expected_offloads,
-    load_swe_agent_converter,
-    shortened_ids,
-)
+from test_offload_support import RecordingSummarizer, expected_offloads, shortened_ids
 
 from tracetrim import CompactionRequest, ExecutionOptions, Mode, Scope, Status
 from tracetrim._tokens import estimate_tokens
@@ -23,13 +18,14 @@ from tracetrim.compactor._offload import OffloadStrategy
 from tracetrim.compactor._offload_config import OffloadConfig
 from tracetrim.compactor._offload_restore import restore_offloaded
 from tracetrim.compactor._offload_select import compress_groups
+from tracetrim.formats._swe_agent import load_swe_agent_traj
 
 SCOPE = Scope(user_id="u", agent_id="swe", session_id="s")
 TRAJECTORIES = sorted((DATA / "swe-agent").glob("*.traj"))
 
 
 def _load(path: Path) -> list[dict[str, Any]]:
-    return load_swe_agent_converter()(require_data(path))  # type: ignore[no-any-return]
+    return load_swe_agent_traj(require_data(path))
 
 
 @pytest.mark.parametrize("path", TRAJECTORIES, ids=lambda p: p.stem[:40])

@@ -18,15 +18,27 @@ async def _enforced(scenario: dict[str, Any], archive: KeyValueArchive) -> tt.Ou
     table = {cid: (0.05, 0.05) for cid in labels["irrelevant"] + labels["superseded"]}
     table |= {cid: (0.9, 0.1) for cid in labels["needed"]}
     config = tt.CompactorConfig(eligible_tools=scenario["eligible_tool_names"], **scenario["options"])
-    compactor = tt.Compactor(ScriptedDecisionModel.by_call_id(table, default=(0.95, 0.95)), config=config,
-                             archive=archive, execution=tt.ExecutionOptions(mode=tt.Mode.ENFORCE))
-    return await compactor.plan(tt.CompactionRequest(
-        scenario["messages"], scenario["goal"], scenario["next_action"], scope=SCOPE,
-        protected_message_ids=scenario["protected_message_ids"],
-        protected_call_ids=scenario["protected_call_ids"]))
+    compactor = tt.Compactor(
+        ScriptedDecisionModel.by_call_id(table, default=(0.95, 0.95)),
+        config=config,
+        archive=archive,
+        execution=tt.ExecutionOptions(mode=tt.Mode.ENFORCE),
+    )
+    return await compactor.plan(
+        tt.CompactionRequest(
+            scenario["messages"],
+            scenario["goal"],
+            scenario["next_action"],
+            scope=SCOPE,
+            protected_message_ids=scenario["protected_message_ids"],
+            protected_call_ids=scenario["protected_call_ids"],
+        )
+    )
 
 
-async def test_rehydrating_every_call_gives_the_original_plus_what_came_since(scenario: dict[str, Any]) -> None:
+async def test_rehydrating_every_call_gives_the_original_plus_what_came_since(
+    scenario: dict[str, Any],
+) -> None:
     archive = KeyValueArchive(MemoryStore())
     original = copy.deepcopy(scenario["messages"])
     outcome = await _enforced(scenario, archive)

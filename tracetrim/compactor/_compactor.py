@@ -14,20 +14,23 @@ from tracetrim.archive import Archive, snapshot_ref
 from tracetrim.compactor._answers import InvalidAnswer, ModelFailed, ask
 from tracetrim.compactor._batches import RequestOverBudget, make_batches
 from tracetrim.compactor._config import CompactorConfig, ExecutionOptions, Mode
-from tracetrim.compactor._flow import Stop as _Stop
-from tracetrim.compactor._flow import check_unchanged as _check_unchanged
-from tracetrim.compactor._flow import emit_record, load_request, make_record
-from tracetrim.compactor._flow import pair_decisions as _decisions
-from tracetrim.compactor._flow import with_elapsed as _with_elapsed
-from tracetrim.compactor._flow import with_reduction as _with_reduction
+from tracetrim.compactor._flow import (
+    Stop,
+    check_unchanged,
+    emit_record,
+    load_request,
+    make_record,
+    pair_decisions,
+    with_elapsed,
+    with_reduction,
+)
 from tracetrim.compactor._observation import StateOverBudget, default_goal, default_next_action, observe
 from tracetrim.compactor._outcome import Outcome, Plan, PlanStats, Status
 from tracetrim.compactor._pairs import find_pairs, protected_messages
 from tracetrim.compactor._policy import decide
 from tracetrim.compactor._rebuild import rebuild
 from tracetrim.compactor._request import CompactionRequest
-from tracetrim.compactor._transcript import Transcript
-from tracetrim.decision import DecisionModel
+from tracetrim.decision import DecisionModel, LexicalDecisionModel
 
 __all__ = ["Compactor", "make_record"]
 
@@ -48,8 +51,6 @@ class Compactor:
         archive: Archive | None = None,
     ) -> None:
         if model is None:
-            from tracetrim.decision import LexicalDecisionModel
-
             model = LexicalDecisionModel()
         if not callable(model):
             raise TypeError("model must be a DecisionModel (an async callable taking state and questions)")
@@ -84,28 +85,29 @@ class Compactor:
             else:
                 outcome = await self._plan(request, started)
         except asyncio.CancelledError:
-            self._emit(
+            emit_record(
+                self.execution,
                 request,
                 Outcome(status=Status.CANCELLED, reason="CANCELLED", detail="plan cancelled"),
                 started,
             )
             raise
-        except _Stop as stop:
+        except Stop as stop:
             outcome = stop.outcome
         except Exception as exc:  # a bug must not take the host's agent down with it
             outcome = Outcome(
                 status=Status.ERROR, reason="INTERNAL_ERROR", detail=f"{type(exc).__name__}: {exc}"
             )
-        outcome = _with_elapsed(outcome, started)
-        self._emit(request, outcome, started)
+        outcome = with_elapsed(outcome, started)
+        emit_record(self.execution, request, outcome, started)
         return outcome
 
     async def _plan(self, request: CompactionRequest, started: float) -> Outcome:
         config, mode = self.config, self.execution.mode
         deadline = asyncio.get_running_loop().time() + self.execution.budget_s
-        transcript = _load(request, config)
+        transcript = load_request(request, config.max_transcript_chars)
         if mode is Mode.ENFORCE and request.scope is None:
-            raise _Stop(Status.ERROR, "SCOPE_REQUIRED", "ENFORCE mode needs request.scope to archive under")
+            raise Stop(Status.ERROR, "SCOPE_REQUIRED", "ENFORCE mode needs request.scope to archive under")
         messages = transcript.messages
         protected = protected_messages(
             messages,
@@ -129,8 +131,8 @@ class Compactor:
             protected=len(pairs) - len(candidates),
         )
         if not candidates:
-            decisions = _decisions(messages, pairs, {}, {}, {})
-            raise _Stop(
+            decisions = pair_decisions(messages, pairs, {}, {}, {})
+            raise Stop(
                 Status.SKIPPED,
                 "NO_CANDIDATES",
                 "no pair is eligible for compaction",
@@ -157,9 +159,9 @@ class Compactor:
                 count_tokens=count,
             )
         except StateOverBudget as exc:
-            raise _Stop(Status.ERROR, "STATE_OVER_BUDGET", str(exc)) from None
+            raise Stop(Status.ERROR, "STATE_OVER_BUDGET", str(exc)) from None
         except RequestOverBudget as exc:
-            raise _Stop(Status.ERROR, "REQUEST_OVER_BUDGET", str(exc)) from None
+            raise Stop(Status.ERROR, "REQUEST_OVER_BUDGET", str(exc)) from None
 
         try:
             async with asyncio.timeout_at(deadline):
@@ -167,15 +169,15 @@ class Compactor:
                     self.model, observation.state, batches, max_concurrency=config.max_concurrency
                 )
         except TimeoutError:
-            raise _Stop(
+            raise Stop(
                 Status.ERROR,
                 "TIMEOUT",
                 f"decision requests did not finish within {self.execution.budget_s} s",
             ) from None
         except ModelFailed as exc:
-            raise _Stop(Status.ERROR, "MODEL_ERROR", str(exc)) from None
+            raise Stop(Status.ERROR, "MODEL_ERROR", str(exc)) from None
         except InvalidAnswer as exc:
-            raise _Stop(Status.ERROR, "INVALID_ANSWER", str(exc)) from None
+            raise Stop(Status.ERROR, "INVALID_ANSWER", str(exc)) from None
 
         probabilities = answers.probabilities
         actions = {
@@ -210,12 +212,12 @@ class Compactor:
             state_tokens=observation.tokens,
             fitting_stage=observation.stage,
         )
-        stats = _with_reduction(stats)
-        decisions = _decisions(messages, pairs, rebuilt.applied, rebuilt.chars_after, probabilities)
+        stats = with_reduction(stats)
+        decisions = pair_decisions(messages, pairs, rebuilt.applied, rebuilt.chars_after, probabilities)
 
         if stats.reduction < config.minimum_reduction:
-            _check_unchanged(request, transcript)
-            raise _Stop(
+            check_unchanged(request, transcript)
+            raise Stop(
                 Status.INCONCLUSIVE,
                 "INSUFFICIENT_REDUCTION",
                 f"the proposal saves {stats.reduction:.1%}; "
@@ -223,7 +225,7 @@ class Compactor:
                 Plan(messages=messages, decisions=decisions, stats=stats),
             )
         if mode is Mode.SHADOW:
-            _check_unchanged(request, transcript)
+            check_unchanged(request, transcript)
             return Outcome(
                 status=Status.DECIDED,
                 reason="SHADOW_PROPOSAL",
@@ -242,9 +244,9 @@ class Compactor:
                 head_chars=config.truncate_head_chars,
                 tail_chars=config.truncate_tail_chars,
             )
-            stats = _with_reduction(attrs.evolve(stats, chars_after=len(canonical_json(rebuilt.messages))))
-            decisions = _decisions(messages, pairs, rebuilt.applied, rebuilt.chars_after, probabilities)
-        _check_unchanged(request, transcript)
+            stats = with_reduction(attrs.evolve(stats, chars_after=len(canonical_json(rebuilt.messages))))
+            decisions = pair_decisions(messages, pairs, rebuilt.applied, rebuilt.chars_after, probabilities)
+        check_unchanged(request, transcript)
         return Outcome(
             status=Status.DECIDED,
             reason="ARCHIVED_PROPOSAL",
@@ -258,20 +260,13 @@ class Compactor:
             async with asyncio.timeout_at(deadline):
                 saved = await self.archive.save(request.scope, messages)
         except TimeoutError:
-            raise _Stop(
+            raise Stop(
                 Status.ERROR, "ARCHIVE_ERROR", "archive save did not finish before the deadline"
             ) from None
         except Exception as exc:
-            raise _Stop(
+            raise Stop(
                 Status.ERROR, "ARCHIVE_ERROR", f"archive save failed: {type(exc).__name__}: {exc}"
             ) from None
         if not isinstance(saved, str) or not saved:
-            raise _Stop(Status.ERROR, "ARCHIVE_ERROR", f"archive save returned no reference ({saved!r})")
+            raise Stop(Status.ERROR, "ARCHIVE_ERROR", f"archive save returned no reference ({saved!r})")
         return saved
-
-    def _emit(self, request: CompactionRequest, outcome: Outcome, started: float) -> None:
-        emit_record(self.execution, request, outcome, started)
-
-
-def _load(request: CompactionRequest, config: CompactorConfig) -> Transcript:
-    return load_request(request, config.max_transcript_chars)
