@@ -1,16 +1,16 @@
 """Reduction and time of the offload strategy on the SWE-agent trajectories, next to the planner's.
 
 Run: ``.venv/bin/python benchmarks/bench_offload.py`` (add ``--json`` for machine-readable output).
-The planner uses the embedded lexical model with every tool eligible, in SHADOW mode, so both sides
-measure their proposal without archive I/O. ``compress`` needs a chat model; the benchmark uses
-`_LeadSummarizer`, a local stand-in that keeps the first line of each message, so its figures show
-the mechanics and the cost of the strategy, not summary quality.
+Each ``history`` is converted by `tracetrim.formats.from_swe_agent_history`. The planner uses the
+embedded lexical model with every tool eligible, in SHADOW mode, so both sides measure their proposal
+without archive I/O. ``compress`` needs a chat model; the benchmark uses `_LeadSummarizer`, a local
+stand-in that keeps the first line of each message, so its figures show the mechanics and the cost of
+the strategy, not summary quality.
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
 import asyncio
 import json
 import statistics
@@ -24,123 +24,9 @@ from tracetrim import CompactionRequest, Compactor, CompactorConfig, ExecutionOp
 from tracetrim.compactor._offload import OffloadStrategy
 from tracetrim.compactor._offload_config import OffloadConfig
 from tracetrim.compactor._summarizer import Summary
+from tracetrim.formats._swe_agent import load_swe_agent_traj
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "swe-agent"
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    return ""
-
-
-def _parse_calls(raw: Any) -> list[dict[str, Any]]:
-    if isinstance(raw, list):
-        return raw
-    if isinstance(raw, str) and raw.strip():
-        value = ast.literal_eval(raw)  # SWE-agent stores Python reprs of the OpenAI tool calls
-        return list(value) if isinstance(value, list) else []
-    return []
-
-
-def swe_agent_history(path: Path) -> list[dict[str, Any]]:
-    """A SWE-agent ``.traj`` history as a neutral snapshot (a small local conversion).
-
-    Function-calling histories keep their call ids; text-action histories get one ``bash``-style
-    call per action (id ``a<index>``, input ``{"command": action}``) whose result is the next
-    observation. Tool results sit in their own assistant message, as the OpenAI converter puts them.
-    """
-    history = json.loads(path.read_text(encoding="utf-8"))["history"]
-    messages: list[dict[str, Any]] = []
-    pending: str | None = None
-    for i, item in enumerate(history):
-        role, text = item.get("role"), _text(item.get("content"))
-        mid = f"m{i}"
-        if role == "system":
-            messages.append({"id": mid, "role": "system", "content": [{"type": "text", "text": text}]})
-        elif role == "assistant":
-            blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
-            calls = _parse_calls(item.get("tool_calls"))
-            for call in calls:
-                function = call.get("function", {})
-                blocks.append(
-                    {
-                        "type": "tool_call",
-                        "id": call["id"],
-                        "name": function.get("name", "tool"),
-                        "input": function.get("arguments") or "{}",
-                        "state": "finished",
-                    }
-                )
-            pending = None
-            if not calls and item.get("action"):
-                pending = f"a{i}"
-                blocks.append(
-                    {
-                        "type": "tool_call",
-                        "id": pending,
-                        "name": "bash",
-                        "input": json.dumps({"command": item["action"]}),
-                        "state": "finished",
-                    }
-                )
-            messages.append({"id": mid, "role": "assistant", "name": "agent", "content": blocks})
-        elif role == "tool":
-            ids = (
-                _parse_calls(item.get("tool_call_ids"))
-                if not isinstance(item.get("tool_call_ids"), list)
-                else item["tool_call_ids"]
-            )
-            name = next(
-                (
-                    b["name"]
-                    for m in reversed(messages)
-                    for b in m["content"]
-                    if b["type"] == "tool_call" and ids and b["id"] == ids[0]
-                ),
-                "tool",
-            )
-            messages.append(
-                {
-                    "id": mid,
-                    "role": "assistant",
-                    "name": "agent",
-                    "content": [
-                        {
-                            "type": "tool_result",
-                            "id": str(ids[0]) if ids else f"orphan{i}",
-                            "name": name,
-                            "output": text,
-                            "state": "success",
-                        }
-                    ],
-                }
-            )
-        elif pending is not None:
-            messages.append(
-                {
-                    "id": mid,
-                    "role": "assistant",
-                    "name": "agent",
-                    "content": [
-                        {
-                            "type": "tool_result",
-                            "id": pending,
-                            "name": "bash",
-                            "output": text,
-                            "state": "success",
-                        }
-                    ],
-                }
-            )
-            pending = None
-        else:
-            messages.append(
-                {"id": mid, "role": "user", "name": "user", "content": [{"type": "text", "text": text}]}
-            )
-    return messages
 
 
 class _LeadSummarizer:
@@ -174,7 +60,7 @@ async def run(repeats: int, max_total_tokens: int, max_tool_tokens: int) -> list
     shadow = ExecutionOptions(mode=Mode.SHADOW)
     rows = []
     for path in sorted(DATA.glob("*.traj")):
-        messages = swe_agent_history(path)
+        messages = load_swe_agent_traj(path)
         tools = {b["name"] for m in messages for b in m["content"] if b["type"] == "tool_call"}
         request = CompactionRequest(messages)
         size: dict[str, Any] = dict(

@@ -11,10 +11,11 @@ Histories:
   action (a tool named in ``info.task.actions`` that only changes state) and the prefix is compacted.
   Evidence: every value of ``info.task.actions`` (ids, flight numbers, dates, amounts >= 100) that the
   agent first saw in a tool result of the prefix must still be in the compacted prefix.
-- ../shared/data/swe-agent/*.traj: each ``trajectory`` (thought, action, observation steps) becomes one
-  assistant message per step (thought text + a call named by the command's first word) and its result;
-  the whole trajectory is compacted. Quoted: observations with a line (10+ characters) that reappears in
-  a later action or thought; counted kept when the observation is still verbatim.
+- ../shared/data/swe-agent/*.traj: each ``history`` is converted by `tracetrim.formats.from_swe_agent_history`
+  (text actions become calls named by the command's first word, the next observation their result) and
+  compacted whole; every tool but ``submit`` is eligible. Quoted: observations with a line (10+
+  characters) that reappears in a later assistant text or tool-call argument; counted kept when the
+  observation is still verbatim.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from tracetrim._quality import (  # noqa: E402
 from tracetrim._snapshot import Message  # noqa: E402
 from tracetrim.decision import BinaryQuestion, LexicalDecisionModel  # noqa: E402
 from tracetrim.formats import from_openai_chat  # noqa: E402
+from tracetrim.formats._swe_agent import load_swe_agent_traj  # noqa: E402
 
 SHARED = REPO.parent / "shared"
 
@@ -67,8 +69,8 @@ SWE_NOT_ELIGIBLE = frozenset({"submit"})
 
 
 # --- conversion -------------------------------------------------------------------------------------
-# tau-bench trajectories are OpenAI chat-completions messages: `tracetrim.formats.from_openai_chat`.
-# SWE-agent steps are not a chat format; their mapping (one call per step) lives here.
+# tau-bench trajectories are OpenAI chat-completions messages: `tracetrim.formats.from_openai_chat`;
+# SWE-agent histories go through `tracetrim.formats.from_swe_agent_history`, the one converter for them.
 
 
 def _evidence_values(actions: Sequence[Mapping[str, Any]]) -> set[str]:
@@ -148,68 +150,39 @@ def _quoted_lines(observation: str, later: str) -> bool:
     return any(len(line.strip()) >= 10 and line.strip() in later for line in observation.splitlines())
 
 
+def _spoken(message: Message) -> str:
+    """What the agent itself wrote in ``message``: its text and its tool calls' arguments."""
+    if message["role"] != "assistant":
+        return ""
+    parts: list[str] = []
+    for block in message["content"]:
+        if block["type"] == "text":
+            parts.append(block["text"])
+        elif block["type"] == "tool_call":
+            parts.extend(strings_of(json.loads(block["input"])))
+    return "\n".join(parts)
+
+
 def swe_cases(folder: Path) -> list[tuple[Case, set[str]]]:
-    """SWE-agent trajectories as neutral histories, with the ids of later-quoted observations."""
+    """SWE-agent histories as neutral messages, with the ids of later-quoted observations."""
     cases: list[tuple[Case, set[str]]] = []
     for path in sorted(folder.glob("*.traj")):
-        data = json.loads(path.read_text(encoding="utf-8"))
-        steps = data.get("trajectory")
-        if not steps:
-            continue  # a history-only file: no steps to check quotes against
-        messages: list[Message] = []
-        for item in data.get("history", ()):
-            if item.get("role") == "assistant":
-                break
-            content = item.get("content")
-            text = content if isinstance(content, str) else "\n".join(strings_of(content))
-            role = "system" if item.get("role") == "system" else "user"
-            messages.append(
-                {"id": f"h{len(messages)}", "role": role, "content": [{"type": "text", "text": text}]}
-            )
+        messages = load_swe_agent_traj(path)
+        spoken = [_spoken(m) for m in messages]
         quoted: set[str] = set()
-        for n, step in enumerate(steps):
-            action, observation = str(step.get("action", "")), str(step.get("observation", ""))
-            tool = (action.split() or ["shell"])[0][:64]
-            call_id = f"s{n}"
-            messages.append(
-                {
-                    "id": f"a{n}",
-                    "role": "assistant",
-                    "content": [
-                        {"type": "text", "text": str(step.get("thought", "")) or "(no thought)"},
-                        {
-                            "type": "tool_call",
-                            "id": call_id,
-                            "name": tool,
-                            "input": json.dumps({"command": action}),
-                            "state": "finished",
-                        },
-                    ],
-                }
+        for i, message in enumerate(messages):
+            later = "\n".join(spoken[i + 1 :])
+            quoted.update(
+                block["id"]
+                for block in message["content"]
+                if block["type"] == "tool_result"
+                and _quoted_lines("\n".join(strings_of(block["output"])), later)
             )
-            messages.append(
-                {
-                    "id": f"o{n}",
-                    "role": "user",
-                    "content": [
-                        {
-                            "type": "tool_result",
-                            "id": call_id,
-                            "name": tool,
-                            "output": observation,
-                            "state": "success",
-                        }
-                    ],
-                }
-            )
-            later = "\n".join(f"{s.get('thought', '')}\n{s.get('action', '')}" for s in steps[n + 1 :])
-            if _quoted_lines(observation, later):
-                quoted.add(call_id)
-        tools = {m["content"][1]["name"] for m in messages if m["id"].startswith("a")}
+        tools = {b["name"] for m in messages for b in m["content"] if b["type"] == "tool_call"}
         case = Case(
             name=path.stem[:48],
             messages=messages,
-            next_action=str(steps[-1].get("thought", "")),
+            next_action=next((s for s in reversed(spoken) if s), ""),
             eligible_tools=frozenset(tools - SWE_NOT_ELIGIBLE),
             minimum_reduction=0.0,
         )
@@ -334,7 +307,7 @@ def main() -> int:
 
     swe = swe_cases(args.shared / "data" / "swe-agent")
     swe_rows = asyncio.run(_rows(swe, strategies, quoted_check))
-    print(f"\n## SWE-agent: {len(swe)} trajectories, whole trajectory compacted\n")
+    print(f"\n## SWE-agent: {len(swe)} histories, whole history compacted\n")
     if args.per_history:
         print(format_table(swe_rows) + "\n")
     swe_totals = _totals(f"swe-agent ({len(swe)})", swe_rows, strategies)

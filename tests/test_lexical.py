@@ -77,6 +77,22 @@ def test_superseded_read_is_dropped_and_newer_kept() -> None:
     assert scores["t2"][1] >= 0.5
 
 
+def test_a_rerun_after_an_edit_does_not_supersede_the_first_run() -> None:
+    def history(between: str) -> list[dict[str, Any]]:
+        return [
+            _text(0, "user", "Fix the crash in the report script"),
+            _call(1, "t1", "run_command", {"command": "python report.py"}, "Traceback: KeyError 'total'"),
+            _call(2, "t2", between, {"path": "report.py"}, "ok"),
+            _call(3, "t3", "run_command", {"command": "python report.py"}, "report written"),
+        ]
+
+    model = LexicalDecisionModel()
+    plain = model.score(_state(history("read_file"), "Fix the crash", "Explain the fix"))
+    edited = model.score(_state(history("edit_file"), "Fix the crash", "Explain the fix"))
+    assert plain["t1"][0] < 0.5, "an identical re-run with only a read between supersedes"
+    assert edited["t1"][0] > 0.5, "after an edit the first run's output is not stale"
+
+
 def test_finished_side_task_is_dropped() -> None:
     history = [
         _text(0, "user", "Find why the billing retry worker charges cards twice"),

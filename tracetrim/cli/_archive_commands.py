@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from tracetrim._scope import Scope
 from tracetrim.archive import ArchiveError, FileArchive, check_ref, prune, restore_calls
 from tracetrim.cli._archive_args import add_archive_arguments, open_archive
+from tracetrim.cli._arg_types import non_negative_float, non_negative_int
 from tracetrim.cli._errors import CliError
 
 _T = TypeVar("_T")
@@ -70,26 +71,6 @@ def _delete(args: argparse.Namespace) -> int:
     return 0
 
 
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must not be negative, got {value}")
-    return value
-
-
-def _non_negative_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not value >= 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a finite, non-negative number, got {text!r}")
-    return value
-
-
 def _prune(args: argparse.Namespace) -> int:
     if args.keep_last is None and args.older_than_days is None:
         raise CliError("archive prune needs --keep-last N, --older-than-days D or both")
@@ -131,8 +112,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "prune", help="delete old snapshots (with both flags, only those both rules let go)"
     )
     add_archive_arguments(pruning, required=True)
-    pruning.add_argument("--keep-last", type=_non_negative_int, metavar="N", help="keep the N newest")
+    pruning.add_argument("--keep-last", type=non_negative_int, metavar="N", help="keep the N newest")
     pruning.add_argument(
-        "--older-than-days", type=_non_negative_float, metavar="D", help="delete snapshots older than D days"
+        "--older-than-days", type=non_negative_float, metavar="D", help="delete snapshots older than D days"
     )
     pruning.set_defaults(handler=_prune)

@@ -11,6 +11,7 @@ from pathlib import Path
 from tracetrim._convert import to_json_object
 from tracetrim._scope import Scope
 from tracetrim.cli._archive_args import add_archive_arguments, open_archive
+from tracetrim.cli._arg_types import non_negative_float, non_negative_int
 from tracetrim.cli._errors import CliError
 from tracetrim.cli._input import read_history
 from tracetrim.compactor._config import ExecutionOptions, Mode
@@ -104,26 +105,6 @@ def _offload(args: argparse.Namespace) -> int:
     return 0
 
 
-def _int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must not be negative, got {value}")
-    return value
-
-
-def _float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not value >= 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a finite, non-negative number, got {text!r}")
-    return value
-
-
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `offload` to the `tracetrim` command."""
     defaults = OffloadConfig()
@@ -144,49 +125,49 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--mode", choices=[m.value for m in OffloadMode], default=defaults.mode.value)
     parser.add_argument(
         "--max-total-tokens",
-        type=_int,
+        type=non_negative_int,
         default=defaults.max_total_tokens,
         metavar="N",
         help="do nothing at or below this many tokens (default %(default)s)",
     )
     parser.add_argument(
         "--max-tool-message-tokens",
-        type=_int,
+        type=non_negative_int,
         default=defaults.max_tool_message_tokens,
         metavar="N",
         help="offload tool results above this (default %(default)s)",
     )
     parser.add_argument(
         "--keep-recent",
-        type=_int,
+        type=non_negative_int,
         default=defaults.keep_recent_count,
         metavar="N",
         help="compact leaves the last N messages alone (default %(default)s)",
     )
     parser.add_argument(
         "--compress-keep-recent",
-        type=_int,
+        type=non_negative_int,
         default=defaults.compress_keep_recent_count,
         metavar="N",
         help="compress leaves the last N messages alone (default %(default)s)",
     )
     parser.add_argument(
         "--preview-chars",
-        type=_int,
+        type=non_negative_int,
         default=defaults.preview_chars,
         metavar="N",
         help="characters of an offloaded result kept as preview (default %(default)s)",
     )
     parser.add_argument(
         "--group-tokens",
-        type=_int,
+        type=non_negative_int,
         default=defaults.group_token_threshold,
         metavar="N",
         help="largest message group summarised at once (default %(default)s)",
     )
     parser.add_argument(
         "--ratio",
-        type=_float,
+        type=non_negative_float,
         default=defaults.compact_ratio_threshold,
         metavar="R",
         help="auto compresses when tokens after compact / before exceed R (default %(default)s)",
@@ -196,7 +177,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--protect-call", action="append", metavar="ID", help="a call id to keep")
     parser.add_argument(
         "--budget",
-        type=_float,
+        type=non_negative_float,
         default=120.0,
         metavar="S",
         help="seconds for all summaries and archive writes (default %(default)s)",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 
 import attrs
 
@@ -17,11 +16,12 @@ from tracetrim.compactor._config import CompactorConfig, ExecutionOptions, Mode
 from tracetrim.compactor._flow import (
     Stop,
     check_unchanged,
-    emit_record,
+    compacted_history,
     load_request,
     make_record,
     pair_decisions,
-    with_elapsed,
+    run_plan,
+    save_original,
     with_reduction,
 )
 from tracetrim.compactor._observation import StateOverBudget, default_goal, default_next_action, observe
@@ -66,41 +66,11 @@ class Compactor:
     async def compact(self, request: CompactionRequest) -> list[Message] | None:
         """The harness entry point: the new history, the original one after a failure in ENFORCE mode,
         or None (OFF and SHADOW) so the host runs its own compaction unchanged."""
-        outcome = await self.plan(request)
-        if self.execution.mode is not Mode.ENFORCE:
-            return None
-        if outcome.adopted and outcome.plan is not None:
-            return outcome.plan.messages
-        try:
-            return list(request.messages)
-        except TypeError:
-            return None
+        return compacted_history(self.execution, request, await self.plan(request))
 
     async def plan(self, request: CompactionRequest) -> Outcome:
         """Judge every eligible pair and return the outcome; see `Outcome` for what each status means."""
-        started = time.perf_counter()
-        try:
-            if self.execution.mode is Mode.OFF:
-                outcome = Outcome(status=Status.SKIPPED, reason="DISABLED", detail="mode is OFF")
-            else:
-                outcome = await self._plan(request, started)
-        except asyncio.CancelledError:
-            emit_record(
-                self.execution,
-                request,
-                Outcome(status=Status.CANCELLED, reason="CANCELLED", detail="plan cancelled"),
-                started,
-            )
-            raise
-        except Stop as stop:
-            outcome = stop.outcome
-        except Exception as exc:  # a bug must not take the host's agent down with it
-            outcome = Outcome(
-                status=Status.ERROR, reason="INTERNAL_ERROR", detail=f"{type(exc).__name__}: {exc}"
-            )
-        outcome = with_elapsed(outcome, started)
-        emit_record(self.execution, request, outcome, started)
-        return outcome
+        return await run_plan(self.execution, request, lambda started: self._plan(request, started))
 
     async def _plan(self, request: CompactionRequest, started: float) -> Outcome:
         config, mode = self.config, self.execution.mode
@@ -234,7 +204,7 @@ class Compactor:
             )
 
         assert self.archive is not None and request.scope is not None
-        saved = await self._save(request, messages, deadline)
+        saved = await save_original(self.archive, request.scope, messages, deadline)
         if saved != ref:  # a custom archive names snapshots its own way: the markers must say its name
             rebuilt = rebuild(
                 messages,
@@ -253,20 +223,3 @@ class Compactor:
             detail=f"original archived as {saved}",
             plan=Plan(messages=rebuilt.messages, decisions=decisions, stats=stats, archive_ref=saved),
         )
-
-    async def _save(self, request: CompactionRequest, messages: list[Message], deadline: float) -> str:
-        assert self.archive is not None and request.scope is not None
-        try:
-            async with asyncio.timeout_at(deadline):
-                saved = await self.archive.save(request.scope, messages)
-        except TimeoutError:
-            raise Stop(
-                Status.ERROR, "ARCHIVE_ERROR", "archive save did not finish before the deadline"
-            ) from None
-        except Exception as exc:
-            raise Stop(
-                Status.ERROR, "ARCHIVE_ERROR", f"archive save failed: {type(exc).__name__}: {exc}"
-            ) from None
-        if not isinstance(saved, str) or not saved:
-            raise Stop(Status.ERROR, "ARCHIVE_ERROR", f"archive save returned no reference ({saved!r})")
-        return saved

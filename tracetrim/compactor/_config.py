@@ -23,13 +23,16 @@ class Mode(enum.Enum):
     ENFORCE = "enforce"
 
 
-def _int_in(low: int, high: int | None = None) -> Callable[[Any, attrs.Attribute[int], int], None]:
+def int_in(low: int, high: int | None = None) -> Callable[[Any, attrs.Attribute[int], int], None]:
+    """An attrs validator: an integer (not a bool) from ``low`` up to ``high``, errors naming the field."""
+
     def check(instance: Any, attribute: attrs.Attribute[int], value: int) -> None:
+        where = f"{type(instance).__name__}.{attribute.name}"
         if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"CompactorConfig.{attribute.name} must be an integer, got {value!r}")
+            raise TypeError(f"{where} must be an integer, got {value!r}")
         if value < low or (high is not None and value > high):
             bound = f"between {low} and {high}" if high is not None else f"at least {low}"
-            raise ValueError(f"CompactorConfig.{attribute.name} must be {bound}, got {value}")
+            raise ValueError(f"{where} must be {bound}, got {value}")
 
     return check
 
@@ -50,7 +53,8 @@ def _fraction(instance: Any, attribute: attrs.Attribute[float], value: float) ->
         raise ValueError(f"CompactorConfig.{attribute.name} must be within [0, 1), got {value}")
 
 
-def _names(value: Any) -> frozenset[str]:
+def name_set(value: Any) -> frozenset[str]:
+    """An attrs converter: a collection of non-empty strings as a frozenset (a lone string refused)."""
     if isinstance(value, str):
         raise TypeError("expected a collection of names, got a single string")
     names = frozenset(value)
@@ -60,9 +64,12 @@ def _names(value: Any) -> frozenset[str]:
     return names
 
 
-def _counter(instance: Any, attribute: attrs.Attribute[TokenCounter | None], value: Any) -> None:
+def check_counter(instance: Any, attribute: attrs.Attribute[TokenCounter | None], value: Any) -> None:
+    """An attrs validator: ``token_counter`` is a callable or None."""
     if value is not None and not callable(value):
-        raise TypeError("CompactorConfig.token_counter must be a callable taking a string, or None")
+        raise TypeError(
+            f"{type(instance).__name__}.{attribute.name} must be a callable taking a string, or None"
+        )
 
 
 @attrs.frozen(kw_only=True)
@@ -74,21 +81,21 @@ class CompactorConfig:
     fit well inside the default state budget. Set it to 0 and result bodies never leave the host.
     """
 
-    eligible_tools: frozenset[str] = attrs.field(factory=frozenset, converter=_names)
-    pinned_message_ids: frozenset[str] = attrs.field(factory=frozenset, converter=_names)
+    eligible_tools: frozenset[str] = attrs.field(factory=frozenset, converter=name_set)
+    pinned_message_ids: frozenset[str] = attrs.field(factory=frozenset, converter=name_set)
     keep_threshold: float = attrs.field(default=0.5, validator=_probability)
     discard_threshold: float | None = attrs.field(default=None, validator=_probability)
-    preserve_recent_messages: int = attrs.field(default=6, validator=_int_in(0))
-    max_state_tokens: int = attrs.field(default=25_000, validator=_int_in(100))
-    max_request_tokens: int = attrs.field(default=30_000, validator=_int_in(200))
-    max_questions: int = attrs.field(default=128, validator=_int_in(2))
-    truncate_head_chars: int = attrs.field(default=300, validator=_int_in(0))
-    truncate_tail_chars: int = attrs.field(default=0, validator=_int_in(0))
-    result_preview_chars: int = attrs.field(default=500, validator=_int_in(0))
+    preserve_recent_messages: int = attrs.field(default=6, validator=int_in(0))
+    max_state_tokens: int = attrs.field(default=25_000, validator=int_in(100))
+    max_request_tokens: int = attrs.field(default=30_000, validator=int_in(200))
+    max_questions: int = attrs.field(default=128, validator=int_in(2))
+    truncate_head_chars: int = attrs.field(default=300, validator=int_in(0))
+    truncate_tail_chars: int = attrs.field(default=0, validator=int_in(0))
+    result_preview_chars: int = attrs.field(default=500, validator=int_in(0))
     minimum_reduction: float = attrs.field(default=0.10, validator=_fraction)
-    max_concurrency: int = attrs.field(default=4, validator=_int_in(1, 32))
-    max_transcript_chars: int = attrs.field(default=5_000_000, validator=_int_in(1))
-    token_counter: TokenCounter | None = attrs.field(default=None, validator=_counter, eq=False)
+    max_concurrency: int = attrs.field(default=4, validator=int_in(1, 32))
+    max_transcript_chars: int = attrs.field(default=5_000_000, validator=int_in(1))
+    token_counter: TokenCounter | None = attrs.field(default=None, validator=check_counter, eq=False)
 
     def __attrs_post_init__(self) -> None:
         if self.discard_threshold is not None and self.discard_threshold > self.keep_threshold:

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
 
 from tracetrim._convert import to_json_object
 from tracetrim._logging import logger as _log
+from tracetrim._scope import Scope
 from tracetrim._snapshot import Message, SnapshotError
-from tracetrim.compactor._config import ExecutionOptions
+from tracetrim.archive import Archive
+from tracetrim.compactor._config import ExecutionOptions, Mode
 from tracetrim.compactor._outcome import Action, Outcome, PairDecision, Plan, PlanStats, Record, Status
 from tracetrim.compactor._pairs import Pair
 from tracetrim.compactor._rebuild import pair_chars
@@ -132,3 +135,59 @@ def emit_record(
             execution.observer(record)
         except Exception:  # an observer must never change what the host gets
             _log.warning("tracetrim.observer_failed", exc_info=True)
+
+
+async def run_plan(
+    execution: ExecutionOptions, request: CompactionRequest, body: Callable[[float], Awaitable[Outcome]]
+) -> Outcome:
+    """The frame of every strategy's ``plan``: OFF skips, `Stop` ends early, a bug becomes an ERROR
+    outcome, and each outcome gets its elapsed time and record. ``body`` gets the start time."""
+    started = time.perf_counter()
+    try:
+        if execution.mode is Mode.OFF:
+            outcome = Outcome(status=Status.SKIPPED, reason="DISABLED", detail="mode is OFF")
+        else:
+            outcome = await body(started)
+    except asyncio.CancelledError:
+        cancelled = Outcome(status=Status.CANCELLED, reason="CANCELLED", detail="plan cancelled")
+        emit_record(execution, request, cancelled, started)
+        raise
+    except Stop as stop:
+        outcome = stop.outcome
+    except Exception as exc:  # a bug must not take the host's agent down with it
+        outcome = Outcome(status=Status.ERROR, reason="INTERNAL_ERROR", detail=f"{type(exc).__name__}: {exc}")
+    outcome = with_elapsed(outcome, started)
+    emit_record(execution, request, outcome, started)
+    return outcome
+
+
+def compacted_history(
+    execution: ExecutionOptions, request: CompactionRequest, outcome: Outcome
+) -> list[Message] | None:
+    """What a strategy's ``compact`` hands the harness: the new history, the original one after a
+    failure in ENFORCE mode, or None (OFF and SHADOW) so the host runs its own compaction unchanged."""
+    if execution.mode is not Mode.ENFORCE:
+        return None
+    if outcome.adopted and outcome.plan is not None:
+        return outcome.plan.messages
+    try:
+        return list(request.messages)
+    except TypeError:
+        return None
+
+
+async def save_original(archive: Archive, scope: Scope, messages: list[Message], deadline: float) -> str:
+    """Archive ``messages`` before a shorter history is adopted; a `Stop` (ARCHIVE_ERROR) when the save
+    fails, runs past ``deadline`` (a loop time) or returns no reference, so nothing is adopted unsaved."""
+    try:
+        async with asyncio.timeout_at(deadline):
+            saved = await archive.save(scope, messages)
+    except TimeoutError:
+        raise Stop(Status.ERROR, "ARCHIVE_ERROR", "archive save did not finish before the deadline") from None
+    except Exception as exc:
+        raise Stop(
+            Status.ERROR, "ARCHIVE_ERROR", f"archive save failed: {type(exc).__name__}: {exc}"
+        ) from None
+    if not isinstance(saved, str) or not saved:
+        raise Stop(Status.ERROR, "ARCHIVE_ERROR", f"archive save returned no reference ({saved!r})")
+    return saved

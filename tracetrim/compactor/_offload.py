@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Sequence
 
 import attrs
 
 from tracetrim._json import canonical_json
-from tracetrim._scope import Scope
 from tracetrim._snapshot import Message
 from tracetrim._tokens import TokenCounter, estimate_tokens
 from tracetrim.archive import Archive, snapshot_ref
@@ -17,10 +15,11 @@ from tracetrim.compactor._config import ExecutionOptions, Mode
 from tracetrim.compactor._flow import (
     Stop,
     check_unchanged,
-    emit_record,
+    compacted_history,
     load_request,
     pair_decisions,
-    with_elapsed,
+    run_plan,
+    save_original,
     with_reduction,
 )
 from tracetrim.compactor._observation import default_goal
@@ -88,37 +87,11 @@ class OffloadStrategy:
     async def compact(self, request: CompactionRequest) -> list[Message] | None:
         """The harness entry point: the new history, the original one after a failure in ENFORCE mode,
         or None (OFF and SHADOW) so the host runs its own compaction unchanged."""
-        outcome = await self.plan(request)
-        if self.execution.mode is not Mode.ENFORCE:
-            return None
-        if outcome.adopted and outcome.plan is not None:
-            return outcome.plan.messages
-        try:
-            return list(request.messages)
-        except TypeError:
-            return None
+        return compacted_history(self.execution, request, await self.plan(request))
 
     async def plan(self, request: CompactionRequest) -> Outcome:
         """Apply the size rules and return the outcome; see `Outcome` for what each status means."""
-        started = time.perf_counter()
-        try:
-            if self.execution.mode is Mode.OFF:
-                outcome = Outcome(status=Status.SKIPPED, reason="DISABLED", detail="mode is OFF")
-            else:
-                outcome = await self._plan(request)
-        except asyncio.CancelledError:
-            cancelled = Outcome(status=Status.CANCELLED, reason="CANCELLED", detail="plan cancelled")
-            emit_record(self.execution, request, cancelled, started)
-            raise
-        except Stop as stop:
-            outcome = stop.outcome
-        except Exception as exc:  # a bug must not take the host's agent down with it
-            outcome = Outcome(
-                status=Status.ERROR, reason="INTERNAL_ERROR", detail=f"{type(exc).__name__}: {exc}"
-            )
-        outcome = with_elapsed(outcome, started)
-        emit_record(self.execution, request, outcome, started)
-        return outcome
+        return await run_plan(self.execution, request, lambda _started: self._plan(request))
 
     async def _plan(self, request: CompactionRequest) -> Outcome:
         config, mode = self.config, self.execution.mode
@@ -179,13 +152,17 @@ class OffloadStrategy:
 
         saved = ""
         if mode is Mode.ENFORCE:
-            assert scope is not None
-            saved = await self._save(scope, messages, deadline)
+            archive = self.archive
+            assert archive is not None and scope is not None
+            saved = await save_original(archive, scope, messages, deadline)
             if saved != predicted and proposal.compacted is not None:
                 # A custom archive names snapshots its own way: the markers must say its name.
                 proposal = attrs.evolve(proposal, compacted=self._rebuild(messages, pairs, chosen, saved))
                 compacted = proposal.compacted.messages if proposal.compacted is not None else messages
-            refs = [await self._save(scope, compacted[g.start : g.stop], deadline) for g in proposal.groups]
+            refs = [
+                await save_original(archive, scope, compacted[g.start : g.stop], deadline)
+                for g in proposal.groups
+            ]
         else:
             refs = [
                 snapshot_ref(scope, compacted[g.start : g.stop]) if scope else "" for g in proposal.groups
@@ -335,23 +312,6 @@ class OffloadStrategy:
                 )
             summaries.append(attrs.evolve(summary, text=summary.text.strip()))
         return summaries
-
-    async def _save(self, scope: Scope, messages: list[Message], deadline: float) -> str:
-        assert self.archive is not None
-        try:
-            async with asyncio.timeout_at(deadline):
-                saved = await self.archive.save(scope, messages)
-        except TimeoutError:
-            raise Stop(
-                Status.ERROR, "ARCHIVE_ERROR", "archive save did not finish before the deadline"
-            ) from None
-        except Exception as exc:
-            raise Stop(
-                Status.ERROR, "ARCHIVE_ERROR", f"archive save failed: {type(exc).__name__}: {exc}"
-            ) from None
-        if not isinstance(saved, str) or not saved:
-            raise Stop(Status.ERROR, "ARCHIVE_ERROR", f"archive save returned no reference ({saved!r})")
-        return saved
 
 
 def _applied(pairs: Sequence[Pair], chosen: set[str], proposal: _Proposal) -> dict[str, tuple[Action, str]]:

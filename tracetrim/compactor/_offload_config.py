@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import enum
 import math
-from collections.abc import Callable
 from typing import Any
 
 import attrs
 
 from tracetrim._tokens import TokenCounter
+from tracetrim.compactor._config import check_counter, int_in, name_set
 
 RECALL_TOOL_NAME = "recall_tool_result"
 
@@ -21,16 +21,6 @@ class OffloadMode(enum.Enum):
     COMPACT = "compact"
     COMPRESS = "compress"
     AUTO = "auto"
-
-
-def _int_at_least(low: int) -> Callable[[Any, attrs.Attribute[int], int], None]:
-    def check(instance: Any, attribute: attrs.Attribute[int], value: int) -> None:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"OffloadConfig.{attribute.name} must be an integer, got {value!r}")
-        if value < low:
-            raise ValueError(f"OffloadConfig.{attribute.name} must be at least {low}, got {value}")
-
-    return check
 
 
 def _ratio(instance: Any, attribute: attrs.Attribute[float], value: float) -> None:
@@ -48,21 +38,6 @@ def _mode(value: Any) -> OffloadMode:
     except ValueError:
         names = ", ".join(m.value for m in OffloadMode)
         raise ValueError(f"OffloadConfig.mode must be one of {names}, got {value!r}") from None
-
-
-def _names(value: Any) -> frozenset[str]:
-    if isinstance(value, str):
-        raise TypeError("expected a collection of names, got a single string")
-    names = frozenset(value)
-    for name in names:
-        if not isinstance(name, str) or not name:
-            raise TypeError(f"names must be non-empty strings, got {name!r}")
-    return names
-
-
-def _counter(instance: Any, attribute: attrs.Attribute[TokenCounter | None], value: Any) -> None:
-    if value is not None and not callable(value):
-        raise TypeError("OffloadConfig.token_counter must be a callable taking a string, or None")
 
 
 @attrs.frozen(kw_only=True)
@@ -87,20 +62,20 @@ class OffloadConfig:
     """
 
     mode: OffloadMode = attrs.field(default=OffloadMode.AUTO, converter=_mode)
-    max_total_tokens: int = attrs.field(default=20_000, validator=_int_at_least(0))
-    max_tool_message_tokens: int = attrs.field(default=2_000, validator=_int_at_least(0))
-    keep_recent_count: int = attrs.field(default=1, validator=_int_at_least(0))
-    preview_chars: int = attrs.field(default=1_000, validator=_int_at_least(0))
-    compress_keep_recent_count: int = attrs.field(default=2, validator=_int_at_least(0))
-    group_token_threshold: int = attrs.field(default=4_000, validator=_int_at_least(1))
+    max_total_tokens: int = attrs.field(default=20_000, validator=int_in(0))
+    max_tool_message_tokens: int = attrs.field(default=2_000, validator=int_in(0))
+    keep_recent_count: int = attrs.field(default=1, validator=int_in(0))
+    preview_chars: int = attrs.field(default=1_000, validator=int_in(0))
+    compress_keep_recent_count: int = attrs.field(default=2, validator=int_in(0))
+    group_token_threshold: int = attrs.field(default=4_000, validator=int_in(1))
     compact_ratio_threshold: float = attrs.field(default=0.75, validator=_ratio)
-    pinned_message_ids: frozenset[str] = attrs.field(factory=frozenset, converter=_names)
+    pinned_message_ids: frozenset[str] = attrs.field(factory=frozenset, converter=name_set)
     exempt_tools: frozenset[str] = attrs.field(
-        factory=lambda: frozenset({RECALL_TOOL_NAME}), converter=_names
+        factory=lambda: frozenset({RECALL_TOOL_NAME}), converter=name_set
     )
-    max_concurrency: int = attrs.field(default=4, validator=[_int_at_least(1), attrs.validators.le(32)])
-    max_transcript_chars: int = attrs.field(default=5_000_000, validator=_int_at_least(1))
-    token_counter: TokenCounter | None = attrs.field(default=None, validator=_counter, eq=False)
+    max_concurrency: int = attrs.field(default=4, validator=[int_in(1), attrs.validators.le(32)])
+    max_transcript_chars: int = attrs.field(default=5_000_000, validator=int_in(1))
+    token_counter: TokenCounter | None = attrs.field(default=None, validator=check_counter, eq=False)
 
     @property
     def preview_head_chars(self) -> int:

@@ -161,6 +161,29 @@ _DIGRESSION_CUES = frozenset(
 )
 _LINE_MIN = 10  # shorter lines ("}", "return x") reappear by chance
 _RECENT_CALLS = 4  # a result this close to the end is still the agent's working context
+# Words in a tool's name that say it changes the world: a re-run after one of these may differ.
+_STATE_CHANGING = frozenset(
+    {
+        "edit",
+        "write",
+        "create",
+        "patch",
+        "apply",
+        "insert",
+        "replace",
+        "delete",
+        "remove",
+        "move",
+        "rename",
+        "commit",
+        "install",
+        "update",
+        "put",
+        "post",
+        "set",
+        "str",
+    }
+)
 _CLAUSE_SPLIT = re.compile(r"[,;:]\s+(?:and\s+|then\s+)?|\.\s+")
 _IDENT_CHARS = frozenset("_./:#@=-")
 
@@ -287,6 +310,23 @@ def _clauses(action: str) -> list[list[str]]:
     return [found for part in _CLAUSE_SPLIT.split(action[start:]) if len(found := terms(part)) >= 2]
 
 
+def _changes_state(tool: str) -> bool:
+    return bool(_STATE_CHANGING & set(_WORD.findall(tool.lower())))
+
+
+def _superseded(index: int, calls: Sequence[_Call]) -> bool:
+    """A later call of the same tool covers this one's input, with no state change in between."""
+    call = calls[index]
+    if not call.input_terms:
+        return False
+    for later in calls[index + 1 :]:
+        if later.tool == call.tool and call.input_terms <= later.input_terms:
+            return True
+        if _changes_state(later.tool):
+            return False
+    return False
+
+
 class LexicalDecisionModel:
     """Judges calls from the observation alone: in-process, deterministic, no dependencies, no downloads.
 
@@ -305,7 +345,8 @@ class LexicalDecisionModel:
       the preview that does: the agent is using this output, so it stays;
     * **supersession**: a later call of the same tool whose input covers every term of this one's
       (the same file read again, the same query re-run) makes this one stale: drop the pair, unless
-      the agent quoted this output later (the re-run may have printed something else);
+      the agent quoted this output later, or a state-changing call (a tool named edit, write, patch,
+      create, ...) ran in between, so the re-run may have printed something else;
     * **finished side task**: the last user message before the call opens a digression (discourse
       markers such as "unrelated", "side", "quick one", "while", or a relayed request: "X asked"),
       shares little vocabulary with the task, the call is closer to that message than to the task, the
@@ -345,11 +386,7 @@ class LexicalDecisionModel:
         bm25 = _BM25([c.doc for c in calls])
         rel_next = _normalised([bm25.score(terms(next_action), c.doc) for c in calls])
         rel_task = _normalised([bm25.score(terms(task), c.doc) for c in calls])
-        superseded = [
-            bool(c.input_terms)
-            and any(o.tool == c.tool and c.input_terms <= o.input_terms for o in calls[i + 1 :])
-            for i, c in enumerate(calls)
-        ]
+        superseded = [_superseded(i, calls) for i in range(len(calls))]
         demand = bool(_VERBATIM_CUES & set(_WORD.findall(next_action.lower())))
         demanded = self._demanded(calls, next_action, bm25, superseded) if demand else set()
 

@@ -19,6 +19,7 @@ from tracetrim.formats._common import (
     raw_block,
     require_dict,
     require_str,
+    text_parts,
     unsupported,
 )
 
@@ -31,21 +32,6 @@ _MAPPED = {
     "tool_use": ("type", "id", "name", "input"),
     "tool_result": ("type", "tool_use_id", "content", "is_error"),
 }
-
-
-def _text_parts(parts: list[Any]) -> list[Block]:
-    blocks: list[Block] = []
-    for part in parts:
-        if (
-            isinstance(part, dict)
-            and part.get("type") == "text"
-            and set(part) == {"type", "text"}
-            and isinstance(part["text"], str)
-        ):
-            blocks.append({"type": "text", "text": part["text"]})
-        else:
-            blocks.append(raw_block(FORMAT, copy.deepcopy(part)))
-    return blocks
 
 
 def _block_from(part: Any, i: int, j: int, names: dict[str, str]) -> tuple[Block, dict[str, Any]]:
@@ -92,7 +78,7 @@ def _block_from(part: Any, i: int, j: int, names: dict[str, str]) -> tuple[Block
     if isinstance(content, str):
         output = content
     elif isinstance(content, list):
-        output = _text_parts(content)
+        output = text_parts(content, FORMAT)
     else:
         raise SnapshotError(
             "a tool_result's content must be a string or a list of blocks",
@@ -128,7 +114,7 @@ def from_anthropic(messages: Sequence[Any], *, system: str | Sequence[Any] | Non
         if isinstance(system, str):
             blocks: list[Block] = [{"type": "text", "text": system}]
         else:
-            blocks = _text_parts(list(system))
+            blocks = text_parts(list(system), FORMAT)
             meta["content"] = "list"
         out.append(
             attach_meta(

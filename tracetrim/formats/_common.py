@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 from collections.abc import Iterable
@@ -59,6 +60,23 @@ def message_id(prefix: str, payload: Any, seen: dict[str, int], i: int) -> str:
 def raw_block(fmt: str, value: Any) -> Block:
     """Wrap a part the neutral form cannot express so it survives a round trip through ``fmt``."""
     return {"type": RAW, "format": fmt, "value": value}
+
+
+def text_parts(parts: list[Any], fmt: str) -> list[Block]:
+    """Content parts as neutral blocks: a bare ``{"type": "text", "text": ...}`` part becomes a text
+    block, anything else a raw block of ``fmt`` (copied) so it survives the round trip unchanged."""
+    blocks: list[Block] = []
+    for part in parts:
+        if (
+            isinstance(part, dict)
+            and part.get("type") == "text"
+            and set(part) == {"type", "text"}
+            and isinstance(part["text"], str)
+        ):
+            blocks.append({"type": "text", "text": part["text"]})
+        else:
+            blocks.append(raw_block(fmt, copy.deepcopy(part)))
+    return blocks
 
 
 def is_raw(block: Block, fmt: str) -> bool:

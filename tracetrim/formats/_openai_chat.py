@@ -14,9 +14,9 @@ from tracetrim.formats._common import (
     is_raw,
     mark_pending,
     message_id,
-    raw_block,
     require_dict,
     require_str,
+    text_parts,
     unsupported,
 )
 
@@ -29,21 +29,6 @@ _ROLES = {
     "tool": "assistant",
 }
 _NO_TEXT = {"null": None, "empty": ""}
-
-
-def _parts_to_blocks(parts: list[Any], i: int) -> list[Block]:
-    blocks: list[Block] = []
-    for part in parts:
-        if (
-            isinstance(part, dict)
-            and part.get("type") == "text"
-            and set(part) == {"type", "text"}
-            and isinstance(part["text"], str)
-        ):
-            blocks.append({"type": "text", "text": part["text"]})
-        else:
-            blocks.append(raw_block(FORMAT, copy.deepcopy(part)))
-    return blocks
 
 
 def _content_blocks(message: dict[str, Any], i: int, meta: dict[str, Any], *, has_calls: bool) -> list[Block]:
@@ -62,7 +47,7 @@ def _content_blocks(message: dict[str, Any], i: int, meta: dict[str, Any], *, ha
             meta["content"] = "null"
         return []
     if isinstance(content, list):
-        blocks = _parts_to_blocks(content, i)
+        blocks = text_parts(content, FORMAT)
         if (len(blocks) == 1 and blocks[0]["type"] == "text") or not blocks:
             meta["content"] = "parts"
         return blocks
@@ -118,7 +103,7 @@ def from_openai_chat(messages: Sequence[Any]) -> list[Message]:
             if isinstance(content, str):
                 output = content
             elif isinstance(content, list):
-                output = _parts_to_blocks(content, i)
+                output = text_parts(content, FORMAT)
             else:
                 raise SnapshotError(
                     "a tool message's content must be a string or a list of parts", message=i, field="content"

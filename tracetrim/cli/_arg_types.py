@@ -1,0 +1,27 @@
+"""The argparse ``type=`` converters several commands share: non-negative whole and finite numbers."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def non_negative_int(text: str) -> int:
+    """A whole number >= 0, or an `argparse.ArgumentTypeError` argparse shows as a usage error."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative, got {value}")
+    return value
+
+
+def non_negative_float(text: str) -> float:
+    """A finite number >= 0 (``nan`` and ``inf`` refused), or an `argparse.ArgumentTypeError`."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite, non-negative number, got {text!r}")
+    return value
