@@ -78,13 +78,23 @@ async def main() -> None:
         allow = PermissionDecision(behavior=PermissionBehavior.ALLOW, message="allowed")
         toolkit = Toolkit()
         await toolkit.add_tool(FunctionTool(read_log, permission=allow))
-        model = ScriptedModel([
-            [call("c1", "read_log", service="api")], [TextBlock(text="api is healthy")],
-            [call("c2", "read_log", service="cron")], [TextBlock(text="cron is healthy")],
-            [call("c3", "recall_tool_result", call_id="c1")], [TextBlock(text="recalled the api log")],
-        ])
-        agent = Agent(name="ops", system_prompt="You watch services.", model=model, toolkit=toolkit,
-                      middlewares=[TracetrimMiddleware(compactor)])
+        model = ScriptedModel(
+            [
+                [call("c1", "read_log", service="api")],
+                [TextBlock(text="api is healthy")],
+                [call("c2", "read_log", service="cron")],
+                [TextBlock(text="cron is healthy")],
+                [call("c3", "recall_tool_result", call_id="c1")],
+                [TextBlock(text="recalled the api log")],
+            ]
+        )
+        agent = Agent(
+            name="ops",
+            system_prompt="You watch services.",
+            model=model,
+            toolkit=toolkit,
+            middlewares=[TracetrimMiddleware(compactor)],
+        )
         recall = RecallTool(archive, tt.Scope("agentscope", agent.name, agent.state.session_id))
         await toolkit.add_tool(FunctionTool(recall.function, permission=allow))
 

@@ -34,8 +34,9 @@ class ScriptedModel(GenericFakeChatModel):
         """The script already knows which tools it calls."""
         return self
 
-    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None,
-                  **kwargs: Any) -> ChatResult:
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
         self.last_request = list(messages)
         return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
 
@@ -63,15 +64,23 @@ async def main() -> None:
     )
     middleware = TracetrimAgentMiddleware(compactor)
     recall = RecallTool(archive, tt.Scope("langchain", middleware.name, "ops-1"))
-    model = ScriptedModel(messages=iter([
-        call("c1", "read_log", service="api"),
-        call("c2", "read_log", service="cron"),
-        AIMessage(content="both healthy"),
-        call("c3", "recall_tool_result", call_id="c1"),
-        AIMessage(content="recalled the api log"),
-    ]))
-    agent = create_agent(model, tools=[read_log, StructuredTool.from_function(coroutine=recall.function)],
-                         middleware=[middleware], checkpointer=InMemorySaver())
+    model = ScriptedModel(
+        messages=iter(
+            [
+                call("c1", "read_log", service="api"),
+                call("c2", "read_log", service="cron"),
+                AIMessage(content="both healthy"),
+                call("c3", "recall_tool_result", call_id="c1"),
+                AIMessage(content="recalled the api log"),
+            ]
+        )
+    )
+    agent = create_agent(
+        model,
+        tools=[read_log, StructuredTool.from_function(coroutine=recall.function)],
+        middleware=[middleware],
+        checkpointer=InMemorySaver(),
+    )
     config: Any = {"configurable": {"thread_id": "ops-1"}}
     await agent.ainvoke({"messages": [HumanMessage("check the api and cron logs")]}, config)
     state = await agent.ainvoke({"messages": [HumanMessage("what did the api log say exactly?")]}, config)

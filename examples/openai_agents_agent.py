@@ -45,16 +45,26 @@ async def main() -> None:
     )
     session = CompactingSession(SQLiteSession("ops-1"), compactor)
     recall = RecallTool(archive, session.scope)
-    model = ScriptedModel([
-        ModelStep(output=[function_call("read_log", {"service": "api"}, call_id="c1")], response_id="r1"),
-        ModelStep(output=[function_call("read_log", {"service": "cron"}, call_id="c2")], response_id="r2"),
-        ModelStep(output=[assistant_message("both healthy", item_id="m1")], response_id="r3"),
-        ModelStep(output=[function_call("recall_tool_result", {"call_id": "c1"}, call_id="c3")],
-                  response_id="r4"),
-        ModelStep(output=[assistant_message("recalled the api log", item_id="m2")], response_id="r5"),
-    ])
-    agent = Agent(name="watcher", instructions="You watch services.", model=model,
-                  tools=[read_log, function_tool(recall.function)])
+    model = ScriptedModel(
+        [
+            ModelStep(output=[function_call("read_log", {"service": "api"}, call_id="c1")], response_id="r1"),
+            ModelStep(
+                output=[function_call("read_log", {"service": "cron"}, call_id="c2")], response_id="r2"
+            ),
+            ModelStep(output=[assistant_message("both healthy", item_id="m1")], response_id="r3"),
+            ModelStep(
+                output=[function_call("recall_tool_result", {"call_id": "c1"}, call_id="c3")],
+                response_id="r4",
+            ),
+            ModelStep(output=[assistant_message("recalled the api log", item_id="m2")], response_id="r5"),
+        ]
+    )
+    agent = Agent(
+        name="watcher",
+        instructions="You watch services.",
+        model=model,
+        tools=[read_log, function_tool(recall.function)],
+    )
     config = RunConfig(tracing_disabled=True)
     await Runner.run(agent, "check the api and cron logs", session=session, run_config=config)
     stored = outputs(await session.get_items())

@@ -56,7 +56,8 @@ async def main() -> None:
         )
         recall = RecallTool(archive, scope)
         agent: Agent[None, str] = Agent(
-            FunctionModel(scripted), name="watcher",
+            FunctionModel(scripted),
+            name="watcher",
             capabilities=[tracetrim_capability(compactor, scope=scope)],
         )
         agent.tool_plain(recall.function)
@@ -68,8 +69,13 @@ async def main() -> None:
 
         result = await agent.run("check the api and cron logs, then tell me exactly what the api log said")
 
-        sent = {p.tool_call_id: str(p.content) for m in seen[-1] if isinstance(m, ModelRequest)
-                for p in m.parts if isinstance(p, ToolReturnPart)}
+        sent = {
+            p.tool_call_id: str(p.content)
+            for m in seen[-1]
+            if isinstance(m, ModelRequest)
+            for p in m.parts
+            if isinstance(p, ToolReturnPart)
+        }
         print(f"the model last saw tool results {sorted(sent)}; answer: {result.output!r}")
         shortened = "[tracetrim:" in sent["c1"]
         print(f"c1 as the model saw it: {len(sent['c1'])} characters, shortened={shortened}")

@@ -3,8 +3,8 @@
 Run: ``python examples/shadow_audit.py [RECORDS.jsonl] [HISTORY.json ...]`` (core install only; no network,
 no keys). Without histories it audits the example histories bundled with tracetrim. Each history is
 planned by the embedded default model in SHADOW mode: ``compact`` returns None (the host keeps its own
-compaction) and the observer writes one record per plan. Summarise the file later with the
-CLI's ``audit`` command or any JSON-lines tool.
+compaction) and the observer writes one record per plan. Summarise the file later with
+``tracetrim audit RECORDS.jsonl`` or any JSON-lines tool.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import tracetrim as tt
-from tracetrim._convert import to_json_object
 
 
 def histories(paths: list[str]) -> list[tuple[str, dict[str, Any]]]:
@@ -26,35 +25,42 @@ def histories(paths: list[str]) -> list[tuple[str, dict[str, Any]]]:
     if paths:
         return [(p, json.loads(Path(p).read_text(encoding="utf-8"))) for p in paths]
     bundled = resources.files("tracetrim") / "_examples"
-    return [(entry.name, json.loads(entry.read_text(encoding="utf-8")))
-            for entry in sorted(bundled.iterdir(), key=lambda e: e.name) if entry.name.endswith(".json")]
+    return [
+        (entry.name, json.loads(entry.read_text(encoding="utf-8")))
+        for entry in sorted(bundled.iterdir(), key=lambda e: e.name)
+        if entry.name.endswith(".json")
+    ]
 
 
 async def main(out: Path, paths: list[str]) -> None:
     """Plan each history in SHADOW mode and append its record to ``out``."""
-    with out.open("a", encoding="utf-8") as sink:
-        last: list[tt.Record] = []
+    append = tt.JsonLinesObserver(out)
+    last: list[tt.Record] = []
 
-        def write(record: tt.Record) -> None:
-            sink.write(json.dumps(to_json_object(record), sort_keys=True) + "\n")
-            last[:] = [record]
+    def write(record: tt.Record) -> None:
+        append(record)
+        last[:] = [record]
 
-        reasons: Counter[str] = Counter()
-        for name, data in histories(paths):
-            info = data if isinstance(data, dict) else {"messages": data}
-            compactor = tt.Compactor(
-                config=tt.CompactorConfig(eligible_tools=info.get("eligible_tool_names", [])),
-                execution=tt.ExecutionOptions(mode=tt.Mode.SHADOW, version="audit-1", observer=write),
-            )
-            request = tt.CompactionRequest(
-                info["messages"], info.get("goal", ""), info.get("next_action", ""),
-                scope=tt.Scope("audit", "shadow", name),
-            )
-            adopted = await compactor.compact(request)  # SHADOW: always None, the host's history stands
-            record = last[0]
-            reasons[record.reason] += 1
-            print(f"{name}: {record.status}/{record.reason}, would save {record.reduction:.0%}, "
-                  f"actions {record.actions}, adopted={adopted is not None}")
+    reasons: Counter[str] = Counter()
+    for name, data in histories(paths):
+        info = data if isinstance(data, dict) else {"messages": data}
+        compactor = tt.Compactor(
+            config=tt.CompactorConfig(eligible_tools=info.get("eligible_tool_names", [])),
+            execution=tt.ExecutionOptions(mode=tt.Mode.SHADOW, version="audit-1", observer=write),
+        )
+        request = tt.CompactionRequest(
+            info["messages"],
+            info.get("goal", ""),
+            info.get("next_action", ""),
+            scope=tt.Scope("audit", "shadow", name),
+        )
+        adopted = await compactor.compact(request)  # SHADOW: always None, the host's history stands
+        record = last[0]
+        reasons[record.reason] += 1
+        print(
+            f"{name}: {record.status}/{record.reason}, would save {record.reduction:.0%}, "
+            f"actions {record.actions}, adopted={adopted is not None}"
+        )
     print(f"{sum(reasons.values())} records appended to {out}; reasons: {dict(reasons)}")
 
 

@@ -47,8 +47,15 @@ class StandIn:
 
     path = "/"
 
-    def __init__(self, *, key: str | None = None, fail_first: int = 0, malformed: bool = False,
-                 hang: bool = False, latency_s: float = 0.0) -> None:
+    def __init__(
+        self,
+        *,
+        key: str | None = None,
+        fail_first: int = 0,
+        malformed: bool = False,
+        hang: bool = False,
+        latency_s: float = 0.0,
+    ) -> None:
         self.key = key
         self.fail_first = fail_first
         self.malformed = malformed
@@ -83,8 +90,14 @@ class StandIn:
 
     def auth_error(self, given: str | None) -> tuple[int, Any]:
         """What a wrong or missing key gets."""
-        return 401, {"error": {"message": "Incorrect API key provided.", "type": "invalid_request_error",
-                               "param": None, "code": "invalid_api_key"}}
+        return 401, {
+            "error": {
+                "message": "Incorrect API key provided.",
+                "type": "invalid_request_error",
+                "param": None,
+                "code": "invalid_api_key",
+            }
+        }
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         stand_in = self
@@ -211,7 +224,7 @@ class ChatStandIn(StandIn):
     def question_of(body: dict[str, Any]) -> str:
         """The question part of the last user message (the state precedes it)."""
         content: str = body["messages"][-1]["content"]
-        return content[content.index("Question:"):]
+        return content[content.index("Question:") :]
 
     def answer(self, body: dict[str, Any]) -> tuple[int, Any]:
         """A one-token completion with logprobs, or a JSON probability without them."""
@@ -245,6 +258,9 @@ class ChatStandIn(StandIn):
             "created": int(time.time()),
             "model": body.get("model"),
             "choices": [choice],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens},
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
         }

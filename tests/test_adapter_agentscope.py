@@ -47,14 +47,20 @@ class ScriptedChatModel(ChatModelBase):
         """No parameters."""
 
     def __init__(self, steps: list[list[Any]]) -> None:
-        super().__init__(credential=CredentialBase(), model="scripted", parameters=self.Parameters(),
-                         stream=False, context_size=1_000_000)
+        super().__init__(
+            credential=CredentialBase(),
+            model="scripted",
+            parameters=self.Parameters(),
+            stream=False,
+            context_size=1_000_000,
+        )
         self.formatter = OpenAIChatFormatter()
         self.steps = steps
         self.requests: list[list[dict[str, Any]]] = []
 
-    async def _call_api(self, model_name: str, messages: list[Msg], tools: Any = None,
-                        tool_choice: Any = None, **kwargs: Any) -> ChatResponse:
+    async def _call_api(
+        self, model_name: str, messages: list[Msg], tools: Any = None, tool_choice: Any = None, **kwargs: Any
+    ) -> ChatResponse:
         self.requests.append(await self.formatter.format(messages))
         return ChatResponse(content=self.steps.pop(0), is_last=True)
 
@@ -83,16 +89,19 @@ def _call(call_id: str, name: str, **args: str) -> ToolCallBlock:
 
 def _script() -> list[list[Any]]:
     return [
-        [_call("c1", "read_file", path="a.txt")], [TextBlock(text="a.txt read")],
-        [_call("c2", "search_logs", query="boot")], [TextBlock(text="nothing in the logs")],
-        [_call("c3", "read_file", path="b.txt")], [TextBlock(text="b.txt read")],
+        [_call("c1", "read_file", path="a.txt")],
+        [TextBlock(text="a.txt read")],
+        [_call("c2", "search_logs", query="boot")],
+        [TextBlock(text="nothing in the logs")],
+        [_call("c3", "read_file", path="b.txt")],
+        [TextBlock(text="b.txt read")],
         [TextBlock(text="done")],
     ]
 
 
-async def _agent(mode: tt.Mode, tmp_path: Any, records: list[tt.Record]) -> tuple[Agent, ScriptedChatModel,
-                                                                                   ScriptedDecisionModel,
-                                                                                   FileArchive | None]:
+async def _agent(
+    mode: tt.Mode, tmp_path: Any, records: list[tt.Record]
+) -> tuple[Agent, ScriptedChatModel, ScriptedDecisionModel, FileArchive | None]:
     allow = PermissionDecision(behavior=PermissionBehavior.ALLOW, message="allowed")
     toolkit = Toolkit()
     await toolkit.add_tool(FunctionTool(read_file, permission=allow))
@@ -107,8 +116,9 @@ async def _agent(mode: tt.Mode, tmp_path: Any, records: list[tt.Record]) -> tupl
     )
     middleware = TracetrimMiddleware(compactor, read_tools={"read_file": "path"})
     model = ScriptedChatModel(_script())
-    agent = Agent(name="bot", system_prompt="You read files.", model=model, toolkit=toolkit,
-                  middlewares=[middleware])
+    agent = Agent(
+        name="bot", system_prompt="You read files.", model=model, toolkit=toolkit, middlewares=[middleware]
+    )
     agent.state.tool_context.read_file_cache = [
         ReadCacheEntry(lines=["a"], updated_at=1.0, bytes=1, file_path="a.txt"),
         ReadCacheEntry(lines=["b"], updated_at=1.0, bytes=1, file_path="b.txt"),

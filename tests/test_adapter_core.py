@@ -33,20 +33,29 @@ def test_unknown_lazy_name_is_an_attribute_error() -> None:
 
 
 def _call(call_id: str, path: str) -> dict[str, Any]:
-    return {"type": "tool_call", "id": call_id, "name": "read_file", "input": f'{{"path": "{path}"}}',
-            "state": "finished"}
+    return {
+        "type": "tool_call",
+        "id": call_id,
+        "name": "read_file",
+        "input": f'{{"path": "{path}"}}',
+        "state": "finished",
+    }
 
 
 def _history() -> list[dict[str, Any]]:
     big = "x" * 3000
     return [
         {"id": "u1", "role": "user", "content": [{"type": "text", "text": "read both files"}]},
-        {"id": "a1", "role": "assistant", "content": [
-            _call("c1", "a"),
-            {"type": "tool_result", "id": "c1", "name": "read_file", "output": big, "state": "success"},
-            _call("c2", "b"),
-            {"type": "tool_result", "id": "c2", "name": "read_file", "output": big, "state": "success"},
-        ]},
+        {
+            "id": "a1",
+            "role": "assistant",
+            "content": [
+                _call("c1", "a"),
+                {"type": "tool_result", "id": "c1", "name": "read_file", "output": big, "state": "success"},
+                _call("c2", "b"),
+                {"type": "tool_result", "id": "c2", "name": "read_file", "output": big, "state": "success"},
+            ],
+        },
         {"id": "u2", "role": "user", "content": [{"type": "text", "text": "thanks"}]},
         {"id": "a2", "role": "assistant", "content": [{"type": "text", "text": "ok"}]},
     ]

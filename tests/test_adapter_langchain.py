@@ -48,8 +48,9 @@ class ScriptedChatModel(GenericFakeChatModel):
     def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedChatModel:
         return self
 
-    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None,
-                  **kwargs: Any) -> ChatResult:
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
         self.requests.append(list(messages))
         return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
 
@@ -72,17 +73,20 @@ def _call(call_id: str, name: str, **args: str) -> AIMessage:
 
 
 def _script() -> Iterator[AIMessage]:
-    return iter([
-        _call("c1", "read_file", path="a.txt"),
-        _call("c2", "search_logs", query="boot"),
-        AIMessage(content="a.txt is fine; nothing in the logs"),
-        _call("c3", "read_file", path="b.txt"),
-        AIMessage(content="done"),
-    ])
+    return iter(
+        [
+            _call("c1", "read_file", path="a.txt"),
+            _call("c2", "search_logs", query="boot"),
+            AIMessage(content="a.txt is fine; nothing in the logs"),
+            _call("c3", "read_file", path="b.txt"),
+            AIMessage(content="done"),
+        ]
+    )
 
 
-def _setup(mode: tt.Mode, records: list[tt.Record]) -> tuple[Any, ScriptedChatModel, ScriptedDecisionModel,
-                                                               KeyValueArchive | None]:
+def _setup(
+    mode: tt.Mode, records: list[tt.Record]
+) -> tuple[Any, ScriptedChatModel, ScriptedDecisionModel, KeyValueArchive | None]:
     decisions = ScriptedDecisionModel.by_call_id({"c1": (0.9, 0.1), "c2": (0.1, 0.1)}, default=(0.9, 0.9))
     archive = KeyValueArchive(MemoryStore()) if mode is tt.Mode.ENFORCE else None
     compactor = tt.Compactor(
@@ -93,8 +97,9 @@ def _setup(mode: tt.Mode, records: list[tt.Record]) -> tuple[Any, ScriptedChatMo
     )
     model = ScriptedChatModel(messages=_script(), requests=[])
     middleware = [TracetrimAgentMiddleware(compactor)]
-    agent = create_agent(model, tools=[read_file, search_logs], middleware=middleware,
-                         checkpointer=InMemorySaver())
+    agent = create_agent(
+        model, tools=[read_file, search_logs], middleware=middleware, checkpointer=InMemorySaver()
+    )
     return agent, model, decisions, archive
 
 
@@ -119,8 +124,10 @@ def _assert_paired(messages: list[BaseMessage]) -> None:
     assert sorted(calls) == sorted(results), (calls, results)
     for i, m in enumerate(messages):  # every result after its call
         if isinstance(m, ToolMessage):
-            assert any(isinstance(p, AIMessage) and any(c["id"] == m.tool_call_id for c in p.tool_calls)
-                       for p in messages[:i])
+            assert any(
+                isinstance(p, AIMessage) and any(c["id"] == m.tool_call_id for c in p.tool_calls)
+                for p in messages[:i]
+            )
 
 
 def _tool_text(messages: list[BaseMessage]) -> dict[str, str]:

@@ -59,8 +59,9 @@ def _compactor(mode: tt.Mode, records: list[tt.Record], recent: int) -> Setup:
     archive = KeyValueArchive(MemoryStore()) if mode is tt.Mode.ENFORCE else None
     compactor = tt.Compactor(
         decisions,
-        config=tt.CompactorConfig(eligible_tools={"read_file", "search_logs"},
-                                  preserve_recent_messages=recent),
+        config=tt.CompactorConfig(
+            eligible_tools={"read_file", "search_logs"}, preserve_recent_messages=recent
+        ),
         execution=tt.ExecutionOptions(mode=mode, observer=records.append),
         archive=archive,
     )
@@ -79,15 +80,18 @@ def _assert_paired(items: Any) -> None:
     assert sorted(_calls(items)) == sorted(_outputs(items))
 
 
-async def _filter_run(mode: tt.Mode, records: list[tt.Record]) -> tuple[ScriptedModel, ScriptedDecisionModel,
-                                                                        KeyValueArchive | None, Any]:
+async def _filter_run(
+    mode: tt.Mode, records: list[tt.Record]
+) -> tuple[ScriptedModel, ScriptedDecisionModel, KeyValueArchive | None, Any]:
     compactor, decisions, archive = _compactor(mode, records, recent=2)
-    model = ScriptedModel([
-        _step(function_call("read_file", {"path": "a.txt"}, call_id="c1"), 1),
-        _step(function_call("search_logs", {"query": "boot"}, call_id="c2"), 2),
-        _step(function_call("read_file", {"path": "b.txt"}, call_id="c3"), 3),
-        _step(assistant_message("done", item_id="m1"), 4),
-    ])
+    model = ScriptedModel(
+        [
+            _step(function_call("read_file", {"path": "a.txt"}, call_id="c1"), 1),
+            _step(function_call("search_logs", {"query": "boot"}, call_id="c2"), 2),
+            _step(function_call("read_file", {"path": "b.txt"}, call_id="c3"), 3),
+            _step(assistant_message("done", item_id="m1"), 4),
+        ]
+    )
     agent = Agent(name="bot", instructions="You read files.", model=model, tools=[read_file, search_logs])
     config = RunConfig(call_model_input_filter=TracetrimInputFilter(compactor), tracing_disabled=True)
     result = await Runner.run(agent, "check a.txt, the boot logs, then b.txt", run_config=config)
@@ -128,17 +132,19 @@ async def test_input_filter_shadow_and_off_change_nothing(mode: tt.Mode) -> None
         assert not decisions.calls and all(r.reason == "DISABLED" for r in records)
 
 
-async def _session_runs(mode: tt.Mode, records: list[tt.Record]) -> tuple[ScriptedModel, CompactingSession,
-                                                                          ScriptedDecisionModel,
-                                                                          KeyValueArchive | None]:
+async def _session_runs(
+    mode: tt.Mode, records: list[tt.Record]
+) -> tuple[ScriptedModel, CompactingSession, ScriptedDecisionModel, KeyValueArchive | None]:
     compactor, decisions, archive = _compactor(mode, records, recent=2)
-    model = ScriptedModel([
-        _step(function_call("read_file", {"path": "a.txt"}, call_id="c1"), 1),
-        _step(function_call("search_logs", {"query": "boot"}, call_id="c2"), 2),
-        _step(assistant_message("a.txt is fine", item_id="m1"), 3),
-        _step(function_call("read_file", {"path": "b.txt"}, call_id="c3"), 4),
-        _step(assistant_message("done", item_id="m2"), 5),
-    ])
+    model = ScriptedModel(
+        [
+            _step(function_call("read_file", {"path": "a.txt"}, call_id="c1"), 1),
+            _step(function_call("search_logs", {"query": "boot"}, call_id="c2"), 2),
+            _step(assistant_message("a.txt is fine", item_id="m1"), 3),
+            _step(function_call("read_file", {"path": "b.txt"}, call_id="c3"), 4),
+            _step(assistant_message("done", item_id="m2"), 5),
+        ]
+    )
     agent = Agent(name="bot", instructions="You read files.", model=model, tools=[read_file, search_logs])
     session = CompactingSession(SQLiteSession("s1"), compactor)
     config = RunConfig(tracing_disabled=True)

@@ -74,7 +74,8 @@ def _agent(mode: tt.Mode, records: list[tt.Record]) -> Setup:
     )
     scripted = Scripted()
     agent: Agent[None, str] = Agent(
-        FunctionModel(scripted), name="bot",
+        FunctionModel(scripted),
+        name="bot",
         capabilities=[tracetrim_capability(compactor, scope=tt.Scope("u", "bot", "s1"))],
     )
 
@@ -92,13 +93,23 @@ def _agent(mode: tt.Mode, records: list[tt.Record]) -> Setup:
 
 
 def _returns(messages: list[ModelMessage]) -> dict[str, str]:
-    return {p.tool_call_id: str(p.content) for m in messages if isinstance(m, ModelRequest)
-            for p in m.parts if isinstance(p, ToolReturnPart)}
+    return {
+        p.tool_call_id: str(p.content)
+        for m in messages
+        if isinstance(m, ModelRequest)
+        for p in m.parts
+        if isinstance(p, ToolReturnPart)
+    }
 
 
 def _calls(messages: list[ModelMessage]) -> list[str]:
-    return [p.tool_call_id for m in messages if isinstance(m, ModelResponse) for p in m.parts
-            if isinstance(p, ToolCallPart)]
+    return [
+        p.tool_call_id
+        for m in messages
+        if isinstance(m, ModelResponse)
+        for p in m.parts
+        if isinstance(p, ToolCallPart)
+    ]
 
 
 def _assert_paired(messages: list[ModelMessage]) -> None:

@@ -80,23 +80,26 @@ def test_list_delete_and_prune(saved: Saved, capsys: pytest.CaptureFixture[str])
     assert [e["ref"] for e in json.loads(capsys.readouterr().out)] == refs[2:]
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["restore", "REF-PLACEHOLDER", "--user", "x"], "no snapshot"),
-    (["restore", "../etc/passwd"], "invalid archive reference"),
-    (["restore", "0" * 64], "no snapshot"),
-    (["restore", "0" * 64, "--user", ""], "user_id must not be empty"),
-    (["archive", "prune"], "--keep-last N, --older-than-days D or both"),
-    (["archive", "delete", "A" * 64], "invalid archive reference"),
-])
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["restore", "REF-PLACEHOLDER", "--user", "x"], "no snapshot"),
+        (["restore", "../etc/passwd"], "invalid archive reference"),
+        (["restore", "0" * 64], "no snapshot"),
+        (["restore", "0" * 64, "--user", ""], "user_id must not be empty"),
+        (["archive", "prune"], "--keep-last N, --older-than-days D or both"),
+        (["archive", "delete", "A" * 64], "invalid archive reference"),
+    ],
+)
 def test_user_mistakes_are_one_clear_line(saved: Saved, argv: list[str], message: str) -> None:
     root, refs = saved
     command = argv[: 2 if argv[0] == "archive" else 1]
-    rest = [refs[0] if a == "REF-PLACEHOLDER" else a for a in argv[len(command):]]
+    rest = [refs[0] if a == "REF-PLACEHOLDER" else a for a in argv[len(command) :]]
     flags = _scope_flags(root)
     if "--user" in rest:
         i = rest.index("--user")
         flags[flags.index("--user") + 1] = rest[i + 1]
-        rest = rest[:i] + rest[i + 2:]
+        rest = rest[:i] + rest[i + 2 :]
     with pytest.raises(CliError, match=message) as caught:
         _run([*command, *flags, *rest])
     assert "\n" not in str(caught.value)

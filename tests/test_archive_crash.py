@@ -68,8 +68,9 @@ def test_sigkill_during_saves_never_leaves_a_half_snapshot(tmp_path: Path) -> No
     trials_with_leftovers = 0
     started = time.monotonic()
     for trial in range(TRIALS):
-        child = subprocess.Popen([sys.executable, str(script), str(root), str(trial * 10_000)],
-                                 stdout=subprocess.PIPE, env=env)
+        child = subprocess.Popen(
+            [sys.executable, str(script), str(root), str(trial * 10_000)], stdout=subprocess.PIPE, env=env
+        )
         assert child.stdout is not None
         assert child.stdout.readline() == b"ready\n"
         time.sleep(rng.uniform(0.0, 0.12))

@@ -30,10 +30,20 @@ from tracetrim.archive import (
 SCOPE = Scope(user_id="u", agent_id="a", session_id="s")
 APPENDED: list[Message] = [
     {"id": "new1", "role": "user", "content": [{"type": "text", "text": "and now?"}]},
-    {"id": "new2", "role": "assistant", "content": [
-        {"type": "tool_call", "id": "late", "name": "read_file", "input": "{}", "state": "finished"},
-        {"type": "tool_result", "id": "late", "name": "read_file", "output": "late body",
-         "state": "success"}]},
+    {
+        "id": "new2",
+        "role": "assistant",
+        "content": [
+            {"type": "tool_call", "id": "late", "name": "read_file", "input": "{}", "state": "finished"},
+            {
+                "type": "tool_result",
+                "id": "late",
+                "name": "read_file",
+                "output": "late body",
+                "state": "success",
+            },
+        ],
+    },
 ]
 
 
@@ -44,8 +54,15 @@ def _compacted(original: list[Message], actions: dict[str, str]) -> list[Message
 def test_rehydrating_every_call_gives_the_original_plus_what_came_since() -> None:
     original = make_history(9, seed=1)
     # c0,c1: separate messages; c2: same message as its text; c3..: mixed
-    actions = {"c0": "drop_call", "c1": "drop_result", "c2": "drop_call", "c3": "drop_result",
-               "c5": "drop_call", "c6": "drop_call", "c8": "drop_result"}
+    actions = {
+        "c0": "drop_call",
+        "c1": "drop_result",
+        "c2": "drop_call",
+        "c3": "drop_result",
+        "c5": "drop_call",
+        "c6": "drop_call",
+        "c8": "drop_result",
+    }
     current = _compacted(original, actions)
     assert len(current) < len(original) + len(APPENDED)  # whole messages really were removed
     before = canonical_bytes(current)
@@ -62,7 +79,8 @@ def test_rehydrating_some_calls_restores_only_those() -> None:
     assert partial == _compacted(original, {"c2": "drop_call", "c4": "drop_result"})
     assert rehydrate(partial, original, ["c2", "c4"]) == original + APPENDED
     assert rehydrate(current, original, "c2") == _compacted(
-        original, {"c0": "drop_call", "c1": "drop_result", "c4": "drop_result"})
+        original, {"c0": "drop_call", "c1": "drop_result", "c4": "drop_result"}
+    )
 
 
 def test_a_pair_dropped_from_a_surviving_message_goes_back_in_place() -> None:
@@ -101,9 +119,12 @@ def test_nothing_to_rehydrate_returns_an_equal_copy() -> None:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(pairs=st.integers(min_value=1, max_value=8), seed=st.integers(0, 10_000),
-       choices=st.lists(st.sampled_from(["keep", "drop_result", "drop_call"]), min_size=8, max_size=8),
-       appended=st.integers(min_value=0, max_value=2))
+@given(
+    pairs=st.integers(min_value=1, max_value=8),
+    seed=st.integers(0, 10_000),
+    choices=st.lists(st.sampled_from(["keep", "drop_result", "drop_call"]), min_size=8, max_size=8),
+    appended=st.integers(min_value=0, max_value=2),
+)
 def test_rehydrate_inverts_any_compaction(pairs: int, seed: int, choices: list[str], appended: int) -> None:
     original = make_history(pairs, seed=seed, result_chars=60)
     actions = {f"c{i}": a for i, a in enumerate(choices[:pairs]) if a != "keep"}
@@ -112,7 +133,7 @@ def test_rehydrate_inverts_any_compaction(pairs: int, seed: int, choices: list[s
     # rehydrating in two halves reaches the same place
     ids = sorted(actions)
     halfway = rehydrate(current, original, ids[: len(ids) // 2])
-    assert rehydrate(halfway, original, ids[len(ids) // 2:]) == original + APPENDED[:appended]
+    assert rehydrate(halfway, original, ids[len(ids) // 2 :]) == original + APPENDED[:appended]
 
 
 async def test_restore_calls_returns_the_original_blocks(tmp_path: Path) -> None:

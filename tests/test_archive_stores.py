@@ -112,7 +112,8 @@ async def test_sqlite_is_wal_owner_only_and_durable_across_reopen(tmp_path: Path
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")] == [
-            "tracetrim_store"]
+            "tracetrim_store"
+        ]
     reopened = KeyValueArchive(SQLiteStore(db))
     assert await reopened.restore(SCOPE, ref) == history
     with sqlite3.connect(db) as conn:

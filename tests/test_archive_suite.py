@@ -58,7 +58,7 @@ class Backend:
 
 
 def _flip(data: bytes, at: int) -> bytes:
-    return data[:at] + bytes([data[at] ^ 0x01]) + data[at + 1:]
+    return data[:at] + bytes([data[at] ^ 0x01]) + data[at + 1 :]
 
 
 def _file_backend(root: Path) -> Backend:
@@ -79,8 +79,13 @@ def _file_backend(root: Path) -> Backend:
     return Backend("file", lambda limit: FileArchive(root, max_bytes=limit), corrupt, plant, stored_count)
 
 
-def _kv_backend(name: str, store: Any, namespace: str, raw_corrupt: Callable[[str], Awaitable[None]],
-                stored_count: Callable[[], Awaitable[int]]) -> Backend:
+def _kv_backend(
+    name: str,
+    store: Any,
+    namespace: str,
+    raw_corrupt: Callable[[str], Awaitable[None]],
+    stored_count: Callable[[], Awaitable[int]],
+) -> Backend:
     def key(scope: Scope, ref: str) -> str:
         return f"{namespace}snapshot:{{{scope_key(scope)}}}:{ref}"
 
@@ -90,8 +95,13 @@ def _kv_backend(name: str, store: Any, namespace: str, raw_corrupt: Callable[[st
     async def plant(scope: Scope, ref: str, data: bytes) -> None:
         assert await store.create_if_absent(key(scope, ref), data)
 
-    return Backend(name, lambda limit: KeyValueArchive(store, max_bytes=limit, namespace=namespace),
-                   corrupt, plant, stored_count)
+    return Backend(
+        name,
+        lambda limit: KeyValueArchive(store, max_bytes=limit, namespace=namespace),
+        corrupt,
+        plant,
+        stored_count,
+    )
 
 
 @pytest.fixture(params=["file", "memory", "sqlite", "redis"])
@@ -120,8 +130,10 @@ async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
             # a second, independent connection edits the bytes on disk, as damage from outside would
             with sqlite3.connect(db) as conn:
                 (data,) = conn.execute("SELECT value FROM tracetrim_store WHERE key = ?", (key,)).fetchone()
-                conn.execute("UPDATE tracetrim_store SET value = ? WHERE key = ?",
-                             (_flip(bytes(data), len(data) // 2), key))
+                conn.execute(
+                    "UPDATE tracetrim_store SET value = ? WHERE key = ?",
+                    (_flip(bytes(data), len(data) // 2), key),
+                )
 
         async def sqlite_count() -> int:
             return len(await sqlite_store.scan(""))
@@ -245,8 +257,18 @@ async def test_an_unsupported_version_is_refused(backend: Backend) -> None:
         await backend.archive.restore(SCOPE, ref)
 
 
-BAD_REFS = ["../x", "../" + "a" * 61, "A" * 64, "a" * 63, "a" * 65, "a" * 63 + "\x00", "", "g" * 64,
-            " " + "a" * 63, "a" * 64 + "\n"]
+BAD_REFS = [
+    "../x",
+    "../" + "a" * 61,
+    "A" * 64,
+    "a" * 63,
+    "a" * 65,
+    "a" * 63 + "\x00",
+    "",
+    "g" * 64,
+    " " + "a" * 63,
+    "a" * 64 + "\n",
+]
 
 
 @pytest.mark.parametrize("bad", BAD_REFS)
@@ -346,6 +368,11 @@ def test_environment_has_no_stray_redis_import() -> None:
     import sys
 
     code = "import sys, tracetrim.archive; print('redis' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+    )
     assert out.stdout.strip() == "False"

@@ -14,31 +14,71 @@ def make_history(pairs: int, *, seed: int = 0, result_chars: int = 400, tag: str
     """A user turn, then ``pairs`` tool calls (some sharing a message), with text, thinking and metadata."""
     rng = random.Random(seed)
     messages: list[Message] = [
-        {"id": "m0", "role": "user", "name": "user",
-         "content": [{"type": "text", "text": f"Fix the failing payment retry {tag} ✓ — naïve café"}],
-         "metadata": {"source": "cli", "nested": {"k": [1, 2.5, None, True]}}},
+        {
+            "id": "m0",
+            "role": "user",
+            "name": "user",
+            "content": [{"type": "text", "text": f"Fix the failing payment retry {tag} ✓ — naïve café"}],
+            "metadata": {"source": "cli", "nested": {"k": [1, 2.5, None, True]}},
+        },
     ]
     n = 1
     for i in range(pairs):
         call_id = f"c{i}"
-        body = "".join(rng.choice("abcdefghij \n{}\"\\é漢") for _ in range(result_chars))
-        call = {"type": "tool_call", "id": call_id, "name": rng.choice(["read_file", "search_code"]),
-                "input": json.dumps({"path": f"src/mod{i}.py"}), "state": "finished"}
-        result = {"type": "tool_result", "id": call_id, "name": call["name"], "output": body,
-                  "state": "success", "metadata": {"elapsed_ms": rng.randint(1, 900)}}
+        body = "".join(rng.choice('abcdefghij \n{}"\\é漢') for _ in range(result_chars))
+        call = {
+            "type": "tool_call",
+            "id": call_id,
+            "name": rng.choice(["read_file", "search_code"]),
+            "input": json.dumps({"path": f"src/mod{i}.py"}),
+            "state": "finished",
+        }
+        result = {
+            "type": "tool_result",
+            "id": call_id,
+            "name": call["name"],
+            "output": body,
+            "state": "success",
+            "metadata": {"elapsed_ms": rng.randint(1, 900)},
+        }
         if i % 3 == 2:
             # call and result in one assistant message, after some text: blocks move within a message
-            messages.append({"id": f"m{n}", "role": "assistant", "name": "agent",
-                             "content": [{"type": "text", "text": f"step {i}"}, call, result]})
+            messages.append(
+                {
+                    "id": f"m{n}",
+                    "role": "assistant",
+                    "name": "agent",
+                    "content": [{"type": "text", "text": f"step {i}"}, call, result],
+                }
+            )
             n += 1
         else:
-            messages.append({"id": f"m{n}", "role": "assistant", "name": "agent",
-                             "content": [{"type": "thinking", "thinking": f"why {i}"}, call]})
-            messages.append({"id": f"m{n + 1}", "role": "user", "name": "user", "content": [result],
-                             "unknown_field": {"kept": i}})
+            messages.append(
+                {
+                    "id": f"m{n}",
+                    "role": "assistant",
+                    "name": "agent",
+                    "content": [{"type": "thinking", "thinking": f"why {i}"}, call],
+                }
+            )
+            messages.append(
+                {
+                    "id": f"m{n + 1}",
+                    "role": "user",
+                    "name": "user",
+                    "content": [result],
+                    "unknown_field": {"kept": i},
+                }
+            )
             n += 2
-    messages.append({"id": f"m{n}", "role": "assistant", "name": "agent",
-                     "content": [{"type": "text", "text": "Done so far."}]})
+    messages.append(
+        {
+            "id": f"m{n}",
+            "role": "assistant",
+            "name": "agent",
+            "content": [{"type": "text", "text": "Done so far."}],
+        }
+    )
     return messages
 
 
@@ -63,7 +103,10 @@ def compact_by_hand(messages: list[Message], actions: dict[str, str], ref: str) 
                 marker = f"[tracetrim: shortened; call {block['id']}, archive {ref}]"
                 block["output"] = f"{original[:20]}… {marker}"
                 block.setdefault("metadata", {})["tracetrim"] = {
-                    "action": "drop_result", "archive_ref": ref, "original_chars": len(original)}
+                    "action": "drop_result",
+                    "archive_ref": ref,
+                    "original_chars": len(original),
+                }
             content.append(block)
         if message["content"] and not content:
             continue

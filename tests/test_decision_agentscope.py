@@ -25,8 +25,9 @@ QUESTIONS = {
 class TableClassifier(classifier.ClassifierModelBase):  # type: ignore[misc,name-defined]
     """Answers binary questions from a table; refuses names listed in ``refuse``."""
 
-    def __init__(self, table: Mapping[str, float], refuse: frozenset[str] = frozenset(),
-                 fail: Exception | None = None) -> None:
+    def __init__(
+        self, table: Mapping[str, float], refuse: frozenset[str] = frozenset(), fail: Exception | None = None
+    ) -> None:
         super().__init__(credential.TypeSafeCredential(api_key="as-secret-1"), "table-classifier")
         self.table, self.refuse, self.fail = table, refuse, fail
         self.seen: list[tuple[Any, Mapping[str, Any]]] = []
@@ -36,7 +37,8 @@ class TableClassifier(classifier.ClassifierModelBase):  # type: ignore[misc,name
         if self.fail is not None:
             raise self.fail
         content = {
-            name: classifier.RefusalAnswer() if name in self.refuse
+            name: classifier.RefusalAnswer()
+            if name in self.refuse
             else classifier.BinaryAnswer(probability=self.table[name])
             for name in questions
         }
@@ -80,15 +82,17 @@ async def test_wraps_agentscope_jev_classifier_against_the_jevcompat_mock() -> N
     mock = pytest.importorskip("jevcompat.mock")
     with mock.Running(mock.MockConfig(key="jev-key-1")) as server:
         jev = classifier.JevClassifierModel(
-            credential.TypeSafeCredential(api_key="jev-key-1", base_url=server.url), max_retries=0)
+            credential.TypeSafeCredential(api_key="jev-key-1", base_url=server.url), max_retries=0
+        )
         response = await AgentScopeClassifierModel(jev)(STATE, QUESTIONS)
     assert set(response.answers) == set(QUESTIONS)
     assert all(0.0 <= p <= 1.0 for p in response.answers.values())
 
 
 def test_importing_tracetrim_decision_does_not_import_agentscope() -> None:
-    code = ("import sys, tracetrim.decision, tracetrim.decision._agentscope; "
-            "print('agentscope' in sys.modules)")
+    code = (
+        "import sys, tracetrim.decision, tracetrim.decision._agentscope; print('agentscope' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -98,7 +102,8 @@ async def test_wraps_agentscope_openai_classifier_against_the_decisions_stand_in
 
     with DecisionsStandIn(key="oa-key-1", refuse=frozenset({"call_t1"})) as server:
         oa = classifier.OpenAIClassifierModel(
-            credential.OpenAICredential(api_key="oa-key-1", base_url=server.url + "/v1"), max_retries=0)
+            credential.OpenAICredential(api_key="oa-key-1", base_url=server.url + "/v1"), max_retries=0
+        )
         response = await AgentScopeClassifierModel(oa)(STATE, QUESTIONS)
     assert response.answers["call_t1"] is None
     assert isinstance(response.answers["result_t1"], float)

@@ -30,8 +30,12 @@ def _expected(question: BinaryQuestion) -> float:
 
 
 def test_label_probability_is_the_softmax_over_the_two_labels() -> None:
-    top = [{"token": "A", "logprob": math.log(0.3)}, {"token": " a", "logprob": math.log(0.1)},
-           {"token": "B", "logprob": math.log(0.4)}, {"token": "C", "logprob": math.log(0.2)}]
+    top = [
+        {"token": "A", "logprob": math.log(0.3)},
+        {"token": " a", "logprob": math.log(0.1)},
+        {"token": "B", "logprob": math.log(0.4)},
+        {"token": "C", "logprob": math.log(0.2)},
+    ]
     assert label_probability(top) == pytest.approx(0.4 / 0.8)
     assert label_probability([{"token": "C", "logprob": 0.0}]) is None
     assert label_probability(None) is None

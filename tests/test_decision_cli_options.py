@@ -31,8 +31,18 @@ def test_options_override_the_environment_and_the_key_comes_from_a_named_variabl
 ) -> None:
     monkeypatch.setenv("DECISION_MODEL_BACKEND", "openai")
     monkeypatch.setenv("MY_JEV_KEY", "secret-from-env")
-    model = model_from_args(_parse("--model-backend", "systemone", "--model-name", "mock", "--model-base-url",
-                                   "http://127.0.0.1:9/v1", "--model-api-key-env", "MY_JEV_KEY"))
+    model = model_from_args(
+        _parse(
+            "--model-backend",
+            "systemone",
+            "--model-name",
+            "mock",
+            "--model-base-url",
+            "http://127.0.0.1:9/v1",
+            "--model-api-key-env",
+            "MY_JEV_KEY",
+        )
+    )
     assert isinstance(model, SystemOneModel) and model.model == "mock"
     assert model._http._headers()["Authorization"] == "Bearer secret-from-env"
 
@@ -41,8 +51,9 @@ def test_chat_needs_a_name(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("DECISION_MODEL_NAME", raising=False)
     with pytest.raises(CliError, match="DECISION_MODEL_NAME"):
         model_from_args(_parse("--model-backend", "chat", "--model-base-url", "http://127.0.0.1:9"))
-    chat = model_from_args(_parse("--model-backend", "chat", "--model-base-url", "http://127.0.0.1:9",
-                                  "--model-name", "llama"))
+    chat = model_from_args(
+        _parse("--model-backend", "chat", "--model-base-url", "http://127.0.0.1:9", "--model-name", "llama")
+    )
     assert isinstance(chat, ChatLogprobsModel)
 
 

@@ -20,8 +20,14 @@ def test_lexical_is_the_default() -> None:
 
 
 def test_systemone_from_generic_and_backend_variables() -> None:
-    model = from_env({"DECISION_MODEL_BACKEND": "systemone", "DECISION_MODEL_API_KEY": "k1",
-                      "DECISION_MODEL_BASE_URL": "http://127.0.0.1:9/v1", "DECISION_MODEL_NAME": "mock"})
+    model = from_env(
+        {
+            "DECISION_MODEL_BACKEND": "systemone",
+            "DECISION_MODEL_API_KEY": "k1",
+            "DECISION_MODEL_BASE_URL": "http://127.0.0.1:9/v1",
+            "DECISION_MODEL_NAME": "mock",
+        }
+    )
     assert isinstance(model, SystemOneModel) and model.model == "mock"
     assert model._http.root == "http://127.0.0.1:9" and model._http._headers()["Authorization"] == "Bearer k1"
     fallback = from_env({"DECISION_MODEL_BACKEND": "systemone", "TYPESAFE_API_KEY": "k2"})
@@ -33,8 +39,13 @@ def test_systemone_from_generic_and_backend_variables() -> None:
 def test_openai_and_chat() -> None:
     openai = from_env({"DECISION_MODEL_BACKEND": "openai", "OPENAI_API_KEY": "sk-1"})
     assert isinstance(openai, OpenAIDecisionsModel) and openai._http.root == "https://api.openai.com"
-    chat = from_env({"DECISION_MODEL_BACKEND": "chat", "DECISION_MODEL_BASE_URL": "http://127.0.0.1:8000/v1",
-                     "DECISION_MODEL_NAME": "llama3"})
+    chat = from_env(
+        {
+            "DECISION_MODEL_BACKEND": "chat",
+            "DECISION_MODEL_BASE_URL": "http://127.0.0.1:8000/v1",
+            "DECISION_MODEL_NAME": "llama3",
+        }
+    )
     assert isinstance(chat, ChatLogprobsModel) and chat.model == "llama3"
     with pytest.raises(ValueError, match="DECISION_MODEL_NAME"):
         from_env({"DECISION_MODEL_BACKEND": "chat", "DECISION_MODEL_BASE_URL": "http://h"})
@@ -49,14 +60,24 @@ def test_agentscope_builds_a_wrapped_classifier() -> None:
     model = from_env({"DECISION_MODEL_BACKEND": "agentscope", "DECISION_MODEL_API_KEY": "secret-as"})
     assert isinstance(model, AgentScopeClassifierModel)
     assert type(model.classifier).__name__ == "JevClassifierModel" and "secret-as" not in repr(model)
-    openai = from_env({"DECISION_MODEL_BACKEND": "agentscope", "DECISION_MODEL_CLASSIFIER": "openai",
-                       "OPENAI_API_KEY": "sk-x"})
+    openai = from_env(
+        {
+            "DECISION_MODEL_BACKEND": "agentscope",
+            "DECISION_MODEL_CLASSIFIER": "openai",
+            "OPENAI_API_KEY": "sk-x",
+        }
+    )
     assert type(openai.classifier).__name__ == "OpenAIClassifierModel"  # type: ignore[attr-defined]
     with pytest.raises(ValueError, match="required"):
         from_env({"DECISION_MODEL_BACKEND": "agentscope"})
     with pytest.raises(ValueError, match="DECISION_MODEL_CLASSIFIER"):
-        from_env({"DECISION_MODEL_BACKEND": "agentscope", "DECISION_MODEL_CLASSIFIER": "x",
-                  "DECISION_MODEL_API_KEY": "k"})
+        from_env(
+            {
+                "DECISION_MODEL_BACKEND": "agentscope",
+                "DECISION_MODEL_CLASSIFIER": "x",
+                "DECISION_MODEL_API_KEY": "k",
+            }
+        )
 
 
 def test_unknown_backend_names_the_choices() -> None:

@@ -17,8 +17,9 @@ FAST = RetryPolicy(max_retries=3, backoff_initial_s=0.001, backoff_max_s=0.01)
 STATE = {"goal": "ship the fix", "records": [{"key": "t1", "tool": "search_code", "input": "retry"}]}
 QUESTIONS = {
     "call_t1": BinaryQuestion("Does knowing this call happened still matter?"),
-    "result_t1": BinaryQuestion("Must the result stay verbatim?", criteria_true="quoted later",
-                                criteria_false="retrievable"),
+    "result_t1": BinaryQuestion(
+        "Must the result stay verbatim?", criteria_true="quoted later", criteria_false="retrievable"
+    ),
 }
 
 

@@ -26,18 +26,31 @@ FAST = RetryPolicy(max_retries=6, backoff_initial_s=0.001, backoff_max_s=0.01)
 def _request(name: str = "payment_retry") -> tuple[dict[str, Any], tt.CompactionRequest]:
     scenario = load_scenario(name)
     request = tt.CompactionRequest(
-        scenario["messages"], goal=scenario["goal"], next_action=scenario["next_action"],
+        scenario["messages"],
+        goal=scenario["goal"],
+        next_action=scenario["next_action"],
         protected_message_ids=scenario["protected_message_ids"],
         protected_call_ids=scenario["protected_call_ids"],
     )
     return scenario, request
 
 
-def _compactor(model: DecisionModel, scenario: dict[str, Any], *, mode: tt.Mode = tt.Mode.SHADOW,
-               budget_s: float = 20.0, archive: Any = None, max_questions: int = 6,
-               observer: Any = None) -> tt.Compactor:
-    config = tt.CompactorConfig(eligible_tools=scenario["eligible_tool_names"], minimum_reduction=0.0,
-                                max_questions=max_questions, max_concurrency=4)
+def _compactor(
+    model: DecisionModel,
+    scenario: dict[str, Any],
+    *,
+    mode: tt.Mode = tt.Mode.SHADOW,
+    budget_s: float = 20.0,
+    archive: Any = None,
+    max_questions: int = 6,
+    observer: Any = None,
+) -> tt.Compactor:
+    config = tt.CompactorConfig(
+        eligible_tools=scenario["eligible_tool_names"],
+        minimum_reduction=0.0,
+        max_questions=max_questions,
+        max_concurrency=4,
+    )
     execution = tt.ExecutionOptions(mode=mode, budget_s=budget_s, observer=observer)
     return tt.Compactor(model, config=config, execution=execution, archive=archive)
 
@@ -77,8 +90,13 @@ async def test_wrong_key_is_an_error_outcome_and_the_history_is_unchanged(tmp_pa
     with mock.Running(mock.MockConfig(key=KEY)) as server:
         model = SystemOneModel(api_key="not-the-key-000", base_url=server.url, retry=FAST)
         outcome = await _compactor(model, scenario).plan(request)
-        enforce = _compactor(model, scenario, mode=tt.Mode.ENFORCE, observer=records.append,
-                             archive=tt.archive.FileArchive(tmp_path / "archive", max_bytes=10_000_000))
+        enforce = _compactor(
+            model,
+            scenario,
+            mode=tt.Mode.ENFORCE,
+            observer=records.append,
+            archive=tt.archive.FileArchive(tmp_path / "archive", max_bytes=10_000_000),
+        )
         history = await enforce.compact(request)
     assert outcome.status == tt.Status.ERROR and outcome.reason == "MODEL_ERROR"
     assert "authentication failed" in outcome.detail and "not-the-key-000" not in outcome.detail

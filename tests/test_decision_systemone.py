@@ -33,7 +33,10 @@ def server() -> Iterator[object]:
 def test_noul_question_sends_only_given_criteria() -> None:
     assert noul_question(BinaryQuestion("q")) == {"type": "noul", "instructions": "q"}
     assert noul_question(BinaryQuestion("q", criteria_true="yes")) == {
-        "type": "noul", "instructions": "q", "criteria": {"true": "yes"}}
+        "type": "noul",
+        "instructions": "q",
+        "criteria": {"true": "yes"},
+    }
     assert noul_question(BinaryQuestion("q", "y", "n"))["criteria"] == {"true": "y", "false": "n"}
 
 
@@ -109,8 +112,9 @@ async def test_bad_answers_pass_through_for_the_planner_to_reject(fault: str) ->
     with mock.Running(mock.MockConfig(key=KEY, faults=frozenset({fault}))) as server:
         response = await SystemOneModel(api_key=KEY, base_url=server.url, retry=FAST)(STATE, QUESTIONS)
     answers = response.answers
-    valid = (set(answers) == set(QUESTIONS)
-             and all(isinstance(p, float) and 0.0 <= p <= 1.0 for p in answers.values()))
+    valid = set(answers) == set(QUESTIONS) and all(
+        isinstance(p, float) and 0.0 <= p <= 1.0 for p in answers.values()
+    )
     assert not valid
 
 

@@ -25,7 +25,12 @@ def _run(script: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}  # proof no key is needed
     return subprocess.run(
         [sys.executable, str(EXAMPLES / script), *args],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
 
 

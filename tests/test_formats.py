@@ -39,8 +39,9 @@ def neutral_histories(draw: st.DrawFn) -> list[dict[str, Any]]:
     if draw(st.booleans()):
         messages.append({"id": "m-sys", "role": "system", "content": [{"type": "text", "text": draw(_text)}]})
     for _ in range(draw(st.integers(1, 3))):
-        messages.append({"id": f"m{next(counter)}", "role": "user",
-                         "content": [{"type": "text", "text": draw(_text)}]})
+        messages.append(
+            {"id": f"m{next(counter)}", "role": "user", "content": [{"type": "text", "text": draw(_text)}]}
+        )
         for _ in range(draw(st.integers(0, 3))):
             content: list[dict[str, Any]] = []
             if draw(st.booleans()):
@@ -51,11 +52,24 @@ def neutral_histories(draw: st.DrawFn) -> list[dict[str, Any]]:
             for _ in range(draw(st.integers(0, 2))):
                 call_id = f"call_{next(counter)}"
                 name = draw(_names)
-                content.append({"type": "tool_call", "id": call_id, "name": name, "input": draw(_inputs),
-                                "state": "finished"})
-                results.append({"type": "tool_result", "id": call_id, "name": name,
-                                "output": draw(st.text(max_size=30)),
-                                "state": draw(st.sampled_from(["success", "error"]))})
+                content.append(
+                    {
+                        "type": "tool_call",
+                        "id": call_id,
+                        "name": name,
+                        "input": draw(_inputs),
+                        "state": "finished",
+                    }
+                )
+                results.append(
+                    {
+                        "type": "tool_result",
+                        "id": call_id,
+                        "name": name,
+                        "output": draw(st.text(max_size=30)),
+                        "state": draw(st.sampled_from(["success", "error"])),
+                    }
+                )
             separate = bool(results) and draw(st.booleans())
             if not separate:
                 content.extend(results)
@@ -64,8 +78,13 @@ def neutral_histories(draw: st.DrawFn) -> list[dict[str, Any]]:
             if separate:
                 messages.append({"id": f"m{next(counter)}", "role": "assistant", "content": results})
         if draw(st.booleans()):
-            messages.append({"id": f"m{next(counter)}", "role": "assistant",
-                             "content": [{"type": "text", "text": draw(_text)}]})
+            messages.append(
+                {
+                    "id": f"m{next(counter)}",
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": draw(_text)}],
+                }
+            )
     return messages
 
 
@@ -114,7 +133,8 @@ def test_neutral_round_trip_keeps_what_the_format_carries(name: str, history: li
     again = back(converted)
     validate_messages(again)
     assert project(again, thinking=thinking, error_flag=error_flag) == project(
-        history, thinking=thinking, error_flag=error_flag)
+        history, thinking=thinking, error_flag=error_flag
+    )
 
 
 @pytest.mark.parametrize("name", sorted(FORMATS))
@@ -138,34 +158,67 @@ def test_format_round_trip_is_identity(name: str, history: list[dict[str, Any]])
 def test_openai_chat_example() -> None:
     chat = [
         {"role": "developer", "content": "be brief"},
-        {"role": "user", "content": [{"type": "text", "text": "look"},
-                                     {"type": "image_url", "image_url": {"url": "data:x"}}], "name": "ann"},
-        {"role": "assistant", "content": "", "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{\"a\": 1}"}}],
-         "refusal": None},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "look"},
+                {"type": "image_url", "image_url": {"url": "data:x"}},
+            ],
+            "name": "ann",
+        },
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"a": 1}'}}
+            ],
+            "refusal": None,
+        },
         {"role": "tool", "tool_call_id": "c1", "content": [{"type": "text", "text": "out"}]},
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "c2", "type": "function", "function": {"name": "g", "arguments": "not json"}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c2", "type": "function", "function": {"name": "g", "arguments": "not json"}}
+            ],
+        },
     ]
     neutral = formats.from_openai_chat(chat)
     validate_messages(neutral)
     assert [m["role"] for m in neutral] == ["system", "user", "assistant", "assistant", "assistant"]
-    assert neutral[3]["content"][0] == {"type": "tool_result", "id": "c1", "name": "f",
-                                        "output": [{"type": "text", "text": "out"}], "state": "success"}
+    assert neutral[3]["content"][0] == {
+        "type": "tool_result",
+        "id": "c1",
+        "name": "f",
+        "output": [{"type": "text", "text": "out"}],
+        "state": "success",
+    }
     assert neutral[4]["content"][0]["state"] == "pending"  # no result yet
     assert formats.to_openai_chat(neutral) == chat
 
 
 def test_openai_chat_splits_calls_and_results_in_one_message() -> None:
-    neutral = [{"id": "m1", "role": "assistant", "content": [
-        {"type": "thinking", "thinking": "hm"},
-        {"type": "text", "text": "reading"},
-        {"type": "tool_call", "id": "c1", "name": "read_file", "input": "{}", "state": "finished"},
-        {"type": "tool_result", "id": "c1", "name": "read_file", "output": "x", "state": "success"},
-        {"type": "text", "text": "done"}]}]
+    neutral = [
+        {
+            "id": "m1",
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "hm"},
+                {"type": "text", "text": "reading"},
+                {"type": "tool_call", "id": "c1", "name": "read_file", "input": "{}", "state": "finished"},
+                {"type": "tool_result", "id": "c1", "name": "read_file", "output": "x", "state": "success"},
+                {"type": "text", "text": "done"},
+            ],
+        }
+    ]
     assert formats.to_openai_chat(neutral) == [
-        {"role": "assistant", "content": "reading", "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}]},
+        {
+            "role": "assistant",
+            "content": "reading",
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}
+            ],
+        },
         {"role": "tool", "tool_call_id": "c1", "content": "x"},
         {"role": "assistant", "content": "done"},
     ]
@@ -174,13 +227,28 @@ def test_openai_chat_splits_calls_and_results_in_one_message() -> None:
 def test_openai_responses_keeps_reasoning_in_front_of_its_call() -> None:
     items = [
         {"role": "user", "content": "hi"},
-        {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "think"}],
-         "encrypted_content": "enc"},
-        {"type": "function_call", "id": "fc_1", "call_id": "c1", "name": "f", "arguments": "{}",
-         "status": "completed"},
+        {
+            "type": "reasoning",
+            "id": "rs_1",
+            "summary": [{"type": "summary_text", "text": "think"}],
+            "encrypted_content": "enc",
+        },
+        {
+            "type": "function_call",
+            "id": "fc_1",
+            "call_id": "c1",
+            "name": "f",
+            "arguments": "{}",
+            "status": "completed",
+        },
         {"type": "function_call_output", "call_id": "c1", "output": "res"},
-        {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
-         "content": [{"type": "output_text", "text": "done", "annotations": []}]},
+        {
+            "type": "message",
+            "id": "msg_1",
+            "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": "done", "annotations": []}],
+        },
         {"type": "web_search_call", "id": "ws_1", "status": "completed"},
     ]
     neutral = formats.from_openai_responses(items)
@@ -192,17 +260,27 @@ def test_openai_responses_keeps_reasoning_in_front_of_its_call() -> None:
 
 def test_anthropic_example() -> None:
     system = [{"type": "text", "text": "sys", "cache_control": {"type": "ephemeral"}}]
-    request: dict[str, Any] = {"system": system,
-               "messages": [
-                   {"role": "user", "content": "hi"},
-                   {"role": "assistant", "content": [
-                       {"type": "thinking", "thinking": "hm", "signature": "sig"},
-                       {"type": "redacted_thinking", "data": "xyz"},
-                       {"type": "tool_use", "id": "t1", "name": "f", "input": {"a": [1, 2]}}]},
-                   {"role": "user", "content": [
-                       {"type": "tool_result", "tool_use_id": "t1", "content": "boom", "is_error": True},
-                       {"type": "text", "text": "and also"}]},
-               ]}
+    request: dict[str, Any] = {
+        "system": system,
+        "messages": [
+            {"role": "user", "content": "hi"},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "thinking", "thinking": "hm", "signature": "sig"},
+                    {"type": "redacted_thinking", "data": "xyz"},
+                    {"type": "tool_use", "id": "t1", "name": "f", "input": {"a": [1, 2]}},
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "t1", "content": "boom", "is_error": True},
+                    {"type": "text", "text": "and also"},
+                ],
+            },
+        ],
+    }
     neutral = formats.from_anthropic(request["messages"], system=request["system"])
     validate_messages(neutral)
     result = neutral[3]["content"][0]
@@ -212,8 +290,10 @@ def test_anthropic_example() -> None:
 
 
 def test_anthropic_rejects_a_late_system_message() -> None:
-    neutral = [{"role": "user", "content": [{"type": "text", "text": "hi"}]},
-               {"role": "system", "content": [{"type": "text", "text": "late"}]}]
+    neutral = [
+        {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+        {"role": "system", "content": [{"type": "text", "text": "late"}]},
+    ]
     with pytest.raises(SnapshotError, match="message 1") as info:
         formats.to_anthropic(neutral)
     assert info.value.field == "role"
@@ -225,12 +305,16 @@ def test_langchain_example_keeps_ids_and_fields() -> None:
     messages = [
         SystemMessage("sys", id="s1"),
         HumanMessage("hi", id="h1"),
-        AIMessage(content=[{"type": "thinking", "thinking": "hm", "signature": "x"},
-                           {"type": "text", "text": "ok"}],
-                  tool_calls=[{"name": "f", "args": {"a": 1}, "id": "c1"},
-                              {"name": "g", "args": {}, "id": None}],
-                  id="a1", response_metadata={"model_name": "m"},
-                  usage_metadata={"input_tokens": 1, "output_tokens": 2, "total_tokens": 3}),
+        AIMessage(
+            content=[
+                {"type": "thinking", "thinking": "hm", "signature": "x"},
+                {"type": "text", "text": "ok"},
+            ],
+            tool_calls=[{"name": "f", "args": {"a": 1}, "id": "c1"}, {"name": "g", "args": {}, "id": None}],
+            id="a1",
+            response_metadata={"model_name": "m"},
+            usage_metadata={"input_tokens": 1, "output_tokens": 2, "total_tokens": 3},
+        ),
         ToolMessage("res", tool_call_id="c1", id="t1"),
         ToolMessage("bad", tool_call_id="c9", status="error", name="g", artifact={"k": 1}),
         AIMessage("done"),
@@ -256,11 +340,18 @@ def test_pydantic_ai_example() -> None:
 
     messages = [
         ModelRequest(parts=[SystemPromptPart("sys"), UserPromptPart("hi")]),
-        ModelResponse(parts=[ThinkingPart("hm", signature="s"), TextPart("ok"),
-                             ToolCallPart("f", {"a": 1}, "c1"), ToolCallPart("g", '{"b": 2}', "c2")],
-                      model_name="m"),
-        ModelRequest(parts=[ToolReturnPart("f", {"x": 1}, "c1"),
-                            ToolReturnPart("g", "boom", "c2", outcome="failed")]),
+        ModelResponse(
+            parts=[
+                ThinkingPart("hm", signature="s"),
+                TextPart("ok"),
+                ToolCallPart("f", {"a": 1}, "c1"),
+                ToolCallPart("g", '{"b": 2}', "c2"),
+            ],
+            model_name="m",
+        ),
+        ModelRequest(
+            parts=[ToolReturnPart("f", {"x": 1}, "c1"), ToolReturnPart("g", "boom", "c2", outcome="failed")]
+        ),
         ModelResponse(parts=[TextPart("done")]),
     ]
     neutral = formats.from_pydantic_ai(messages)
@@ -304,8 +395,11 @@ def test_swe_agent_histories_convert() -> None:
     assert function_calling
     history = json.loads(function_calling[0].read_text(encoding="utf-8"))["history"]
     # The function-calling variant is OpenAI chat plus SWE-agent keys and `tool_call_ids`.
-    chat = [{k: v for k, v in m.items() if k in ("role", "content", "tool_calls")}
-            | ({"tool_call_id": m["tool_call_ids"][0]} if m["role"] == "tool" else {}) for m in history]
+    chat = [
+        {k: v for k, v in m.items() if k in ("role", "content", "tool_calls")}
+        | ({"tool_call_id": m["tool_call_ids"][0]} if m["role"] == "tool" else {})
+        for m in history
+    ]
     assert formats.to_openai_chat(formats.from_openai_chat(chat)) == chat
 
 
@@ -330,9 +424,15 @@ def test_load_swe_agent_traj_reads_the_history_of_a_file(tmp_path: Path) -> None
 
 
 def test_errors_name_message_block_and_field() -> None:
-    bad_input = [{"role": "assistant", "content": [
-        {"type": "text", "text": "x"},
-        {"type": "tool_call", "id": "c1", "name": "f", "input": "[1]", "state": "finished"}]}]
+    bad_input = [
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "x"},
+                {"type": "tool_call", "id": "c1", "name": "f", "input": "[1]", "state": "finished"},
+            ],
+        }
+    ]
     with pytest.raises(SnapshotError) as info:
         formats.to_anthropic(bad_input)
     assert (info.value.message_index, info.value.block_index, info.value.field) == (0, 1, "input")
@@ -345,11 +445,14 @@ def test_errors_name_message_block_and_field() -> None:
     with pytest.raises(SnapshotError):
         formats.from_langchain([{"role": "user"}])
     with pytest.raises(SnapshotError):
-        formats.to_openai_responses([{"role": "user", "content": [
-            {"type": "tool_call", "id": "c", "name": "f", "input": "{}"}]}])
+        formats.to_openai_responses(
+            [{"role": "user", "content": [{"type": "tool_call", "id": "c", "name": "f", "input": "{}"}]}]
+        )
 
 
 def test_importing_formats_does_not_import_the_frameworks() -> None:
-    code = ("import sys, tracetrim, tracetrim.formats; "
-            "assert 'langchain_core' not in sys.modules and 'pydantic_ai' not in sys.modules")
+    code = (
+        "import sys, tracetrim, tracetrim.formats; "
+        "assert 'langchain_core' not in sys.modules and 'pydantic_ai' not in sys.modules"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -1,6 +1,7 @@
 """tracetrim: shrink an LLM agent's tool history safely, with everything archived and restorable."""
 
 from tracetrim import archive, decision, formats
+from tracetrim._audit import JsonLinesObserver
 from tracetrim._scope import Scope
 from tracetrim._snapshot import SnapshotError, validate_messages
 from tracetrim.compactor import (
@@ -36,6 +37,7 @@ __all__ = [
     "Compactor",
     "CompactorConfig",
     "ExecutionOptions",
+    "JsonLinesObserver",
     "Mode",
     "OffloadConfig",
     "OffloadMode",

@@ -59,8 +59,9 @@ def find_call(messages: Sequence[Message], call_id: str) -> CallBlocks | None:
     return CallBlocks(call_id=call_id, call=found.get("tool_call"), result=found.get("tool_result"))
 
 
-async def restore_calls(archive: Archive, scope: Scope, ref: str,
-                        call_ids: Iterable[str]) -> list[CallBlocks]:
+async def restore_calls(
+    archive: Archive, scope: Scope, ref: str, call_ids: Iterable[str]
+) -> list[CallBlocks]:
     """The original call and result blocks of ``call_ids`` from snapshot ``ref``, in the order asked.
 
     Raises `CallNotFoundError` naming the first id the snapshot does not hold.

@@ -23,8 +23,9 @@ class KeyValueArchive:
     a scope on one slot.
     """
 
-    def __init__(self, store: KeyValueStore, max_bytes: int = DEFAULT_MAX_BYTES, *,
-                 namespace: str = "tracetrim:") -> None:
+    def __init__(
+        self, store: KeyValueStore, max_bytes: int = DEFAULT_MAX_BYTES, *, namespace: str = "tracetrim:"
+    ) -> None:
         missing = [name for name in _STORE_METHODS if not callable(getattr(store, name, None))]
         if missing:
             raise TypeError(
@@ -73,7 +74,7 @@ class KeyValueArchive:
         prefix = self._prefix(scope)
         entries = []
         for item in await self.store.scan(prefix):
-            ref = item.key[len(prefix):]
+            ref = item.key[len(prefix) :]
             try:
                 check_ref(ref)
             except ArchiveError:

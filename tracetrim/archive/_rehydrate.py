@@ -75,8 +75,9 @@ def _merge(archived: Message, current: Message, dropped: set[_Key], restore: set
     return {**current, "content": content}
 
 
-def rehydrate(current: Sequence[Message], archived: Sequence[Message],
-              call_ids: Iterable[str] | None = None) -> list[Message]:
+def rehydrate(
+    current: Sequence[Message], archived: Sequence[Message], call_ids: Iterable[str] | None = None
+) -> list[Message]:
     """A new history: ``current`` with the full results of ``call_ids`` (None: all) taken from ``archived``.
 
     ``archived`` is the history saved before compaction; ``current`` is what the agent holds now

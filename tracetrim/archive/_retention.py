@@ -19,8 +19,14 @@ class SupportsSweep(Protocol):
         ...
 
 
-async def prune(archive: Archive, scope: Scope, *, keep_last: int | None = None,
-                older_than: timedelta | float | None = None, now: float | None = None) -> list[str]:
+async def prune(
+    archive: Archive,
+    scope: Scope,
+    *,
+    keep_last: int | None = None,
+    older_than: timedelta | float | None = None,
+    now: float | None = None,
+) -> list[str]:
     """Delete old snapshots of ``scope``; return the deleted references, oldest first.
 
     ``keep_last=N`` keeps the N newest; ``older_than`` (a timedelta or seconds) deletes snapshots
@@ -30,8 +36,9 @@ async def prune(archive: Archive, scope: Scope, *, keep_last: int | None = None,
     """
     if keep_last is None and older_than is None:
         raise ValueError("prune needs keep_last, older_than or both")
-    if keep_last is not None and (isinstance(keep_last, bool) or not isinstance(keep_last, int)
-                                  or keep_last < 0):
+    if keep_last is not None and (
+        isinstance(keep_last, bool) or not isinstance(keep_last, int) or keep_last < 0
+    ):
         raise ValueError(f"keep_last must be a non-negative integer, got {keep_last!r}")
     max_age = older_than.total_seconds() if isinstance(older_than, timedelta) else older_than
     if max_age is not None and max_age < 0:

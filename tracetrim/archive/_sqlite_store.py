@@ -44,8 +44,9 @@ class SQLiteStore:
                 # snapshots are private: create the file owner-only (SQLite's -wal/-shm files copy it)
                 with contextlib.suppress(FileExistsError):
                     os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
-            conn = sqlite3.connect(self.path, timeout=self._timeout, isolation_level=None,
-                                   check_same_thread=False)
+            conn = sqlite3.connect(
+                self.path, timeout=self._timeout, isolation_level=None, check_same_thread=False
+            )
             try:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=FULL")
@@ -66,9 +67,11 @@ class SQLiteStore:
 
     def _get(self, key: str) -> bytes | None:
         with self._lock:
-            row = self._connection().execute(
-                "SELECT value FROM tracetrim_store WHERE key = ?", (key,)
-            ).fetchone()
+            row = (
+                self._connection()
+                .execute("SELECT value FROM tracetrim_store WHERE key = ?", (key,))
+                .fetchone()
+            )
         return None if row is None else bytes(row[0])
 
     def _delete(self, key: str) -> bool:
@@ -78,11 +81,15 @@ class SQLiteStore:
 
     def _scan(self, prefix: str) -> list[StoredItem]:
         with self._lock:
-            rows = self._connection().execute(
-                "SELECT key, length(value), created_at FROM tracetrim_store"
-                " WHERE key >= ? AND key < ? ORDER BY created_at, key",
-                (prefix, prefix + _PREFIX_END),
-            ).fetchall()
+            rows = (
+                self._connection()
+                .execute(
+                    "SELECT key, length(value), created_at FROM tracetrim_store"
+                    " WHERE key >= ? AND key < ? ORDER BY created_at, key",
+                    (prefix, prefix + _PREFIX_END),
+                )
+                .fetchall()
+            )
         return [StoredItem(key=key, size=size, created_at=created) for key, size, created in rows]
 
     def _close(self) -> None:

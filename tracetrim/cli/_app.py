@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
 from tracetrim.cli._archive_commands import register as register_archive
+from tracetrim.cli._audit import register as register_audit
 from tracetrim.cli._compact import register as register_compact
 from tracetrim.cli._demo import register as register_demo
 from tracetrim.cli._errors import CliError
 from tracetrim.cli._offload import register as register_offload
 
-_REGISTRATIONS = (register_demo, register_compact, register_offload, register_archive)
+_REGISTRATIONS = (register_demo, register_compact, register_offload, register_archive, register_audit)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,4 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("tracetrim: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `tracetrim compact ... | head`: the reader left, nothing to report
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     return code

@@ -73,8 +73,9 @@ class AgentScopeClassifierModel:
                 answers[name] = None
                 refusals.append(name)
         usage = getattr(response, "usage", None)
-        tokens = Usage(usage_int(getattr(usage, "input_tokens", 0)),
-                       usage_int(getattr(usage, "output_tokens", 0)))
+        tokens = Usage(
+            usage_int(getattr(usage, "input_tokens", 0)), usage_int(getattr(usage, "output_tokens", 0))
+        )
         metadata: dict[str, Any] = {"requests": 1}
         if refusals:
             metadata["refusals"] = refusals

@@ -152,8 +152,9 @@ class ChatLogprobsModel:
         self.model = model
         self.top_logprobs = top_logprobs
         self.max_concurrency = max_concurrency
-        self._http = JsonClient(base, api_key, timeout_s=timeout_s, retry=retry, client=client,
-                                service="chat server")
+        self._http = JsonClient(
+            base, api_key, timeout_s=timeout_s, retry=retry, client=client, service="chat server"
+        )
         self._logprobs_missing = False
         self._slots: asyncio.Semaphore | None = None
         self._slots_loop: asyncio.AbstractEventLoop | None = None

@@ -184,8 +184,9 @@ class JsonClient:
         while True:
             attempt += 1
             try:
-                response = await self._client().post(url, content=body, headers=self._headers(),
-                                                     timeout=self._timeout)
+                response = await self._client().post(
+                    url, content=body, headers=self._headers(), timeout=self._timeout
+                )
             except httpx.TransportError as exc:
                 problem = f"{type(exc).__name__}: {self.redact(str(exc)) or 'no detail'}"
                 delay = None
@@ -203,8 +204,14 @@ class JsonClient:
                 )
             if delay is None:
                 delay = self.retry.backoff(attempt)
-            _log.info("decision_request_retry", service=self.service, path=path, attempt=attempt,
-                      problem=problem, delay_s=round(delay, 3))
+            _log.info(
+                "decision_request_retry",
+                service=self.service,
+                path=path,
+                attempt=attempt,
+                problem=problem,
+                delay_s=round(delay, 3),
+            )
             await asyncio.sleep(delay)
 
     def _parse(self, response: httpx.Response, path: str) -> Any:

@@ -50,7 +50,10 @@ class OpenAIDecisionsModel:
         self._http = JsonClient(
             base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL,
             api_key if api_key is not None else os.environ.get("OPENAI_API_KEY"),
-            timeout_s=timeout_s, retry=retry, client=client, service="OpenAI Decisions",
+            timeout_s=timeout_s,
+            retry=retry,
+            client=client,
+            service="OpenAI Decisions",
         )
 
     def __repr__(self) -> str:

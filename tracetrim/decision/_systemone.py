@@ -19,8 +19,11 @@ _PATH = "/v1/systemone"
 def noul_question(question: BinaryQuestion) -> dict[str, Any]:
     """A ``noul`` question; criteria only for the sides that were given (one-sided is allowed)."""
     wire: dict[str, Any] = {"type": "noul", "instructions": question.instructions}
-    criteria = {side: text for side, text in (("true", question.criteria_true),
-                                              ("false", question.criteria_false)) if text is not None}
+    criteria = {
+        side: text
+        for side, text in (("true", question.criteria_true), ("false", question.criteria_false))
+        if text is not None
+    }
     if criteria:
         wire["criteria"] = criteria
     return wire
@@ -48,7 +51,10 @@ class SystemOneModel:
         self._http = JsonClient(
             base_url or os.environ.get("TYPESAFE_BASE_URL") or DEFAULT_BASE_URL,
             api_key if api_key is not None else os.environ.get("TYPESAFE_API_KEY"),
-            timeout_s=timeout_s, retry=retry, client=client, service="System One server",
+            timeout_s=timeout_s,
+            retry=retry,
+            client=client,
+            service="System One server",
         )
 
     def __repr__(self) -> str:
