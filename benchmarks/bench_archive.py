@@ -158,6 +158,7 @@ async def redis_archive() -> tuple[Archive, Callable[[], Any]] | None:
 
 
 async def main() -> None:
+    """Time save and restore for each archive and size; print the median of ``--repeat`` runs."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--repeat", type=int, default=7, help="runs per size and archive (median shown)")
     parser.add_argument("--dir", type=Path, default=None, help="folder on the disk to measure")

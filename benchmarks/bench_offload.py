@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from tracetrim import CompactionRequest, Compactor, CompactorConfig, ExecutionOptions, Mode
+from tracetrim._json import canonical_json
 from tracetrim.compactor._offload import OffloadStrategy
 from tracetrim.compactor._offload_config import OffloadConfig
 from tracetrim.compactor._summarizer import Summary
@@ -76,7 +77,7 @@ async def run(repeats: int, max_total_tokens: int, max_tool_tokens: int) -> list
         row: dict[str, Any] = {
             "trajectory": path.stem[:48],
             "messages": len(messages),
-            "chars": len(json.dumps(messages)),
+            "chars": len(canonical_json(messages)),
         }
         for name, strategy in strategies.items():
             reduction, ms, reason = await _measure(strategy, request, repeats)

@@ -26,7 +26,7 @@ import json
 import statistics
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,7 @@ sys.path.insert(0, str(REPO))
 
 from tracetrim._quality import (  # noqa: E402
     Case,
+    Check,
     Count,
     QualityRow,
     Strategy,
@@ -138,7 +139,9 @@ def _fields(case: Case) -> dict[str, Any]:
     return attrs.asdict(case, recurse=False)
 
 
-def evidence_check(evidence: set[str]) -> Any:
+def evidence_check(evidence: set[str]) -> Check:
+    """A check counting how many of ``evidence``'s strings the compacted history still contains."""
+
     def check(case: Case, compacted: Sequence[Message]) -> Mapping[str, Count]:
         text = "\n".join(strings_of(list(compacted)))
         return {"evidence kept": Count(sum(1 for v in evidence if v in text), len(evidence))}
@@ -196,7 +199,9 @@ def _with_oracle_ids(case: Case, keep: set[str]) -> Case:
     return Case(**{**_fields(case), "oracle": oracle})
 
 
-def quoted_check(quoted: set[str]) -> Any:
+def quoted_check(quoted: set[str]) -> Check:
+    """A check counting how many of the ``quoted`` observations are still verbatim after compaction."""
+
     def check(case: Case, compacted: Sequence[Message]) -> Mapping[str, Count]:
         before = {b["id"]: b for m in case.messages for b in m["content"] if b["type"] == "tool_result"}
         after = {b["id"]: b for m in compacted for b in m["content"] if b["type"] == "tool_result"}
@@ -251,7 +256,9 @@ def lexical_speed(pairs: int = 100, repeats: int = 20) -> float:
 
 
 async def _rows(
-    cases: Sequence[tuple[Case, set[str]]], strategies: Sequence[tuple[str, Strategy]], check: Any
+    cases: Sequence[tuple[Case, set[str]]],
+    strategies: Sequence[tuple[str, Strategy]],
+    check: Callable[[set[str]], Check],
 ) -> list[QualityRow]:
     rows: list[QualityRow] = []
     for case, ids in cases:
@@ -266,6 +273,7 @@ def _totals(
 
 
 def main() -> int:
+    """Print the quality tables for the scenarios and the real trajectories."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shared", type=Path, default=SHARED, help="the shared folder (default ../shared)")
     parser.add_argument(

@@ -1,5 +1,8 @@
 """Local stand-in HTTP servers for the OpenAI Decisions and chat-completions wire formats.
 
+Also `ScriptedServer`, a real local server that plays back given replies, for the shared client's
+transport rules (status codes, Retry-After headers, bodies that are not JSON).
+
 These are stand-ins, not the real services: real HTTP servers on 127.0.0.1 (``http.server`` in a
 thread) that speak each API's request and response JSON as documented (for Decisions, as the
 ``openai`` package's ``Decision``/``DecisionCreateParams`` types spell it; for chat completions, the
@@ -15,6 +18,8 @@ import json
 import math
 import threading
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -264,3 +269,81 @@ class ChatStandIn(StandIn):
                 "total_tokens": prompt_tokens + completion_tokens,
             },
         }
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted HTTP answer: status, raw body and extra headers."""
+
+    status: int
+    body: bytes = b""
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of_json(cls, status: int, payload: Any, headers: Mapping[str, str] | None = None) -> Reply:
+        """An answer whose body is ``payload`` as JSON."""
+        return cls(
+            status, json.dumps(payload).encode(), {"Content-Type": "application/json", **(headers or {})}
+        )
+
+    @classmethod
+    def of_text(cls, status: int, text: str = "", headers: Mapping[str, str] | None = None) -> Reply:
+        """An answer whose body is ``text`` as it is (JSON or not)."""
+        return cls(status, text.encode(), dict(headers or {}))
+
+
+class ScriptedServer:
+    """A real HTTP server on 127.0.0.1 answering each ``POST`` with the next scripted `Reply`.
+
+    Requests past the end of the script get a 599 so a test that asks too often fails visibly.
+    ``requests`` records each request's path, lower-cased headers and raw body.
+    """
+
+    def __init__(self, *replies: Reply) -> None:
+        self.replies = list(replies)
+        self.requests: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
+        self._server = _Server(("127.0.0.1", 0), self._handler_class())
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
+
+    @property
+    def url(self) -> str:
+        """The base URL, without ``/v1``."""
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def __enter__(self) -> ScriptedServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        scripted = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                scripted._serve(self)
+
+        return Handler
+
+    def _serve(self, handler: BaseHTTPRequestHandler) -> None:
+        raw = handler.rfile.read(int(handler.headers.get("Content-Length") or 0))
+        with self.lock:
+            headers = {k.lower(): v for k, v in handler.headers.items()}
+            self.requests.append({"path": handler.path, "headers": headers, "body": raw})
+            reply = self.replies.pop(0) if self.replies else Reply.of_text(599, "script exhausted")
+        try:
+            handler.send_response(reply.status)
+            for name, value in reply.headers.items():
+                handler.send_header(name, value)
+            handler.send_header("Content-Length", str(len(reply.body)))
+            handler.end_headers()
+            handler.wfile.write(reply.body)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (a deadline in the test); nothing to report

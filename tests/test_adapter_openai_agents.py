@@ -188,3 +188,94 @@ async def test_session_shadow_and_off_keep_history(mode: tt.Mode) -> None:
     assert "[tracetrim:" not in json.dumps(stored)
     assert bool(decisions.calls) is (mode is tt.Mode.SHADOW)
     assert records and all(r.mode == mode.value for r in records)
+
+
+# --- server-managed conversation state ---------------------------------------------------------------
+
+
+def _call(call_id: str, name: str, args: dict[str, str]) -> dict[str, Any]:
+    arguments = json.dumps(args)
+    return {
+        "type": "function_call",
+        "id": f"fc_{call_id}",
+        "call_id": call_id,
+        "name": name,
+        "arguments": arguments,
+    }
+
+
+LOCAL_HISTORY: list[Any] = [
+    {"role": "user", "content": "check a.txt and the boot logs"},
+    _call("c1", "read_file", {"path": "a.txt"}),
+    {"type": "function_call_output", "call_id": "c1", "output": f"<a.txt>\n{'r' * BIG}"},
+    _call("c2", "search_logs", {"query": "boot"}),
+    {"type": "function_call_output", "call_id": "c2", "output": f"logs for boot\n{'l' * BIG}"},
+    {"type": "message", "id": "m0", "role": "assistant",
+     "content": [{"type": "output_text", "text": "fine", "annotations": []}]},
+    {"role": "user", "content": "now read b.txt and c.txt"},
+]  # fmt: skip
+
+
+def _server_steps() -> list[Any]:
+    return [
+        function_call("read_file", {"path": "b.txt"}, call_id="c3"),
+        function_call("read_file", {"path": "c.txt"}, call_id="c4"),
+        assistant_message("done", item_id="m1"),
+    ]
+
+
+def _server_view(model: ScriptedModel, outputs: list[Any]) -> list[Any]:
+    """What the server holds after the run: each request's input, then the response's output item."""
+    held: list[Any] = []
+    for call, output in zip(model.calls, outputs, strict=True):
+        held.extend(call.input)
+        held.append(output.model_dump(exclude_unset=True))
+    return held
+
+
+@pytest.mark.parametrize(
+    "state",
+    [{"previous_response_id": "resp-0"}, {"auto_previous_response_id": True}, {"conversation_id": "conv-1"}],
+    ids=["previous_response_id", "auto_previous_response_id", "conversation_id"],
+)
+async def test_input_filter_with_server_managed_state(state: dict[str, Any]) -> None:
+    """The SDK sends only what the server lacks and offers again any item it handed the filter that was
+    not sent as that very object; what the filter shortened or dropped must stay out of later requests,
+    or the server would hold a result twice (the API rejects that) and get the dropped pair back."""
+    records: list[tt.Record] = []
+    compactor, _, archive = _compactor(tt.Mode.ENFORCE, records, recent=2)
+    steps = _server_steps()
+    model = ScriptedModel([_step(item, n) for n, item in enumerate(steps, start=1)])
+    agent = Agent(name="bot", instructions="You read files.", model=model, tools=[read_file, search_logs])
+    input_filter = TracetrimInputFilter(compactor)
+    config = RunConfig(call_model_input_filter=input_filter, tracing_disabled=True)
+    history = json.loads(json.dumps(LOCAL_HISTORY))
+    result = await Runner.run(agent, history, run_config=config, **state)
+    assert result.final_output == "done"
+    assert history == LOCAL_HISTORY  # the caller's input is not mutated
+
+    # The first request carries the local history, compacted; later ones only the new tool outputs.
+    first = model.calls[0].input
+    _assert_paired(first)
+    assert "c2" not in _outputs(first) and "c2" not in _calls(first)
+    assert len(_outputs(first)["c1"]) < 1000 and "[tracetrim:" in _outputs(first)["c1"]
+    assert [list(_outputs(call.input)) for call in model.calls[1:]] == [["c3"], ["c4"]]
+    assert [_calls(call.input) for call in model.calls[1:]] == [[], []]
+    if "conversation_id" in state:
+        assert {call.conversation_id for call in model.calls} == {"conv-1"}
+    else:
+        assert [call.previous_response_id for call in model.calls[1:]] == ["resp-1", "resp-2"]
+
+    # The server's copy: every output once, after its call; the shortened c1 and no c2 at all.
+    held = _server_view(model, steps)
+    outputs = [i["call_id"] for i in held if i.get("type") == "function_call_output"]
+    assert sorted(outputs) == sorted(set(outputs)) == ["c1", "c3", "c4"]
+    assert _calls(held) == ["c1", "c3", "c4"]
+    assert len(_outputs(held)["c1"]) < 1000
+
+    # The run's own items keep the full history; the archive holds what the server never saw.
+    assert "c2" in _outputs(result.to_input_list())
+    assert archive is not None
+    scope = tt.Scope("openai-agents", "bot", "default")
+    assert await RecallTool(archive, scope)("c1") == f"<a.txt>\n{'r' * BIG}"
+    assert [r.reason for r in records] == ["ARCHIVED_PROPOSAL"]  # the deltas are not planned

@@ -38,7 +38,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from tracetrim.formats import from_pydantic_ai
 from tracetrim.harness_adapter import restore_markers
-from tracetrim.harness_adapter.pydantic_ai import tracetrim_capability
+from tracetrim.harness_adapter.pydantic_ai import TracetrimHistoryProcessor, tracetrim_capability
 
 BIG = 3000
 SCRIPT = [
@@ -140,7 +140,17 @@ async def test_enforce_compacts_archives_and_restores() -> None:
     full = f"<a.txt>\n{'r' * BIG}"
     assert await RecallTool(archive, scope)("c1") == full
     original = await archive.restore(scope, entries[0].ref)
-    restored = rehydrate(restore_markers(from_pydantic_ai(history)), original, ["c1"])
+    # The marker rides in ToolReturnPart.metadata, so nothing has to be re-derived from the text.
+    shortened = next(
+        p
+        for m in history
+        if isinstance(m, ModelRequest)
+        for p in m.parts
+        if isinstance(p, ToolReturnPart) and p.tool_call_id == "c1"
+    )
+    assert shortened.metadata["tracetrim"]["archive_ref"] in {e.ref for e in entries}
+    assert restore_markers(from_pydantic_ai(history)) == from_pydantic_ai(history)
+    restored = rehydrate(from_pydantic_ai(history), original, ["c1"])
     block = next(b for m in restored for b in m["content"] if b["type"] == "tool_result" and b["id"] == "c1")
     assert block["output"] == full
     assert any(r.reason == "ARCHIVED_PROPOSAL" for r in records)
@@ -165,3 +175,13 @@ def test_message_ids_and_call_ids_survive(tmp_path: Any) -> None:
     assert _calls(result.all_messages()) == ["c1", "c3"]
     first = scripted.requests[0][0]
     assert result.all_messages()[0] is first or result.all_messages()[0] == first
+
+
+def test_legacy_history_processors_argument_is_gone() -> None:
+    """pydantic-ai 2 removed ``Agent(history_processors=...)`` (tracetrim needs pydantic-ai-slim >= 2), so
+    the processor plugs in only as a capability (`tracetrim_capability`, i.e. ``ProcessHistory``). Should
+    the argument come back, this fails: then test the processor through it as well."""
+    compactor = tt.Compactor(ScriptedDecisionModel.by_call_id({}, default=(0.9, 0.9)))
+    processor = TracetrimHistoryProcessor(compactor)
+    with pytest.raises(TypeError, match="history_processors"):
+        Agent(FunctionModel(Scripted()), history_processors=[processor])  # type: ignore[call-arg]

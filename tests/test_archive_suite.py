@@ -54,6 +54,7 @@ class Backend:
 
     @property
     def archive(self) -> Archive:
+        """A fresh archive over this backend's storage with a generous size limit."""
         return self.make(20_000_000)
 
 
@@ -274,14 +275,15 @@ BAD_REFS = [
 @pytest.mark.parametrize("bad", BAD_REFS)
 async def test_malformed_references_are_refused(backend: Backend, bad: str) -> None:
     archive = backend.archive
-    ref = await archive.save(SCOPE, make_history(1, seed=8))
+    history = make_history(1, seed=8)
+    ref = await archive.save(SCOPE, history)
     with pytest.raises(InvalidReferenceError):
         await archive.restore(SCOPE, bad)
     with pytest.raises(InvalidReferenceError):
         await archive.delete(SCOPE, bad)
     with pytest.raises(InvalidReferenceError):
         await archive.restore(SCOPE, ref.upper())
-    assert await archive.restore(SCOPE, ref)
+    assert await archive.restore(SCOPE, ref) == history  # the refusals deleted nothing
 
 
 async def test_unknown_reference_is_not_found(backend: Backend) -> None:

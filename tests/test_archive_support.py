@@ -85,8 +85,10 @@ def make_history(pairs: int, *, seed: int = 0, result_chars: int = 400, tag: str
 def compact_by_hand(messages: list[Message], actions: dict[str, str], ref: str) -> list[Message]:
     """Apply drop_result / drop_call to a copy the way the planner's rebuild stage does.
 
-    This mimics the planner's rebuild (DESIGN.md section 3, step 7) so rehydrate can be tested
-    before the planner exists: a shortened result keeps id/name/state, gets a short ``output`` and
+    A stand-in for the planner's rebuild (DESIGN.md section 3, step 7), kept because rehydrate's
+    property tests need any mix of actions on any pair, which the real planner (guards, thresholds,
+    "only if shorter") will not produce on demand; `test_restore_after_plan` covers real planner
+    output. A shortened result keeps id/name/state, gets a short ``output`` and
     ``metadata.tracetrim = {action, archive_ref, original_chars}`` (other metadata kept); a dropped
     pair loses both blocks, and a message goes only when that leaves it empty.
     """

@@ -56,9 +56,13 @@ def test_question_limit_never_splits_a_pair(max_questions: int, sizes: list[int]
 
 def test_request_token_limit_closes_batches() -> None:
     candidates = _candidates(6)
-    one_pair = sum(estimate_tokens(q.instructions) for q in questions_for(candidates[0]).values())
+    # A question costs its name, instructions and both criteria; every pair here costs the same.
+    one_pair = sum(
+        estimate_tokens(" ".join((name, q.instructions, q.criteria_true or "", q.criteria_false or "")))
+        for name, q in questions_for(candidates[0]).items()
+    )
     state = 1000
-    limit = REQUEST_OVERHEAD_TOKENS + state + 3 * one_pair + 40
+    limit = REQUEST_OVERHEAD_TOKENS + state + 3 * one_pair + one_pair // 2  # room for 3.5 pairs
     batches = make_batches(
         candidates,
         state_tokens=state,
@@ -66,7 +70,7 @@ def test_request_token_limit_closes_batches() -> None:
         max_request_tokens=limit,
         count_tokens=estimate_tokens,
     )
-    assert len(batches) >= 3 and sum(len(b.questions) for b in batches) == 12
+    assert [len(b.questions) for b in batches] == [6, 6]
 
 
 def test_a_pair_that_cannot_fit_is_an_error() -> None:

@@ -281,6 +281,7 @@ async def test_one_failing_batch_fails_the_plan() -> None:
     outcome = await _compactor(model, config=config).plan(tt.CompactionRequest(tool_history(5)))
     assert (outcome.status, outcome.reason, outcome.plan) == (tt.Status.ERROR, "MODEL_ERROR", None)
     assert "ConnectionError: backend down" in outcome.detail
+    assert {"call_t3", "result_t3"} <= set(seen)  # the failing batch really was asked
 
 
 async def test_deadline_fails_the_plan_with_timeout() -> None:
@@ -372,13 +373,17 @@ async def test_oversized_transcript_is_skipped() -> None:
 
 
 async def test_observer_errors_are_swallowed() -> None:
+    observed: list[tt.Record] = []
+
     def observer(record: tt.Record) -> None:
+        observed.append(record)
         raise RuntimeError("observer broke")
 
     options = tt.ExecutionOptions(observer=observer)
     compactor = tt.Compactor(_drop_all(), config=CONFIG, execution=options)
     outcome = await compactor.plan(tt.CompactionRequest(tool_history(2)))
-    assert outcome.status is tt.Status.DECIDED
+    assert (outcome.status, outcome.reason) == (tt.Status.DECIDED, "SHADOW_PROPOSAL")
+    assert [r.reason for r in observed] == ["SHADOW_PROPOSAL"]  # it ran, raised, and was ignored
 
 
 async def test_record_carries_the_numbers() -> None:
@@ -406,7 +411,9 @@ async def test_default_model_is_the_lexical_model() -> None:
     compactor = tt.Compactor(config=CONFIG)
     assert isinstance(compactor.model, tt.decision.LexicalDecisionModel)
     outcome = await compactor.plan(tt.CompactionRequest(tool_history(3)))
-    assert outcome.status in (tt.Status.DECIDED, tt.Status.INCONCLUSIVE)
+    assert outcome.status in (tt.Status.DECIDED, tt.Status.INCONCLUSIVE), outcome.detail
+    assert outcome.plan is not None and outcome.plan.stats.requests >= 1
+    assert all(d.keep_call is not None and d.keep_result is not None for d in outcome.plan.decisions)
 
 
 async def test_goal_and_next_action_default_to_first_and_last_user_text() -> None:

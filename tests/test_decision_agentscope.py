@@ -23,7 +23,11 @@ QUESTIONS = {
 
 
 class TableClassifier(classifier.ClassifierModelBase):  # type: ignore[misc,name-defined]
-    """Answers binary questions from a table; refuses names listed in ``refuse``."""
+    """Answers binary questions from a table; refuses names listed in ``refuse``.
+
+    A classifier of our own, because only one we control can refuse or fail on cue; AgentScope's real
+    Jev and OpenAI classifiers run below against local servers.
+    """
 
     def __init__(
         self, table: Mapping[str, float], refuse: frozenset[str] = frozenset(), fail: Exception | None = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import pytest
 
@@ -18,8 +19,8 @@ def _parse(*argv: str) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def test_lexical_without_options(monkeypatch: pytest.MonkeyPatch, tmp_path: object) -> None:
-    monkeypatch.chdir(tmp_path)  # type: ignore[arg-type]
+def test_lexical_without_options(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("DECISION_MODEL_BACKEND", raising=False)
     from tracetrim.decision._lexical import LexicalDecisionModel
 

@@ -29,6 +29,17 @@ _json_value = st.recursive(
 )
 _inputs = st.dictionaries(_text, _json_value, max_size=3).map(lambda d: json.dumps(d, ensure_ascii=False))
 _names = st.sampled_from(["read_file", "search_code", "run_tests", "list_dir"])
+_marker = st.builds(
+    lambda ref, chars: {"action": "drop_result", "archive_ref": ref, "original_chars": chars},
+    st.sampled_from(["", "0" * 64, "ab" * 32]),
+    st.integers(0, 10**6),
+)
+# A tool_result's metadata: absent, empty, tracetrim's shortened-result marker, other keys, or both.
+_result_metadata = st.none() | st.builds(
+    lambda marker, other: ({"tracetrim": marker} if marker is not None else {}) | other,
+    st.none() | _marker,
+    st.dictionaries(_text.filter(lambda k: k != "tracetrim"), _json_value, max_size=2),
+)
 
 
 @st.composite
@@ -61,15 +72,17 @@ def neutral_histories(draw: st.DrawFn) -> list[dict[str, Any]]:
                         "state": "finished",
                     }
                 )
-                results.append(
-                    {
-                        "type": "tool_result",
-                        "id": call_id,
-                        "name": name,
-                        "output": draw(st.text(max_size=30)),
-                        "state": draw(st.sampled_from(["success", "error"])),
-                    }
-                )
+                result = {
+                    "type": "tool_result",
+                    "id": call_id,
+                    "name": name,
+                    "output": draw(st.text(max_size=30)),
+                    "state": draw(st.sampled_from(["success", "error"])),
+                }
+                metadata = draw(_result_metadata)
+                if metadata is not None:
+                    result["metadata"] = metadata
+                results.append(result)
             separate = bool(results) and draw(st.booleans())
             if not separate:
                 content.extend(results)
@@ -106,6 +119,16 @@ def project(messages: list[dict[str, Any]], *, thinking: bool, error_flag: bool)
     return events
 
 
+def result_metadata(messages: list[dict[str, Any]]) -> list[tuple[str, Any]]:
+    """Each tool result's id and block ``metadata`` (None when absent), in order."""
+    return [
+        (block["id"], block.get("metadata"))
+        for message in messages
+        for block in message["content"]
+        if block["type"] == "tool_result"
+    ]
+
+
 def _anthropic_from(x: dict[str, Any]) -> list[dict[str, Any]]:
     return formats.from_anthropic(x["messages"], system=x.get("system"))
 
@@ -118,6 +141,10 @@ FORMATS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], list[dict[str, An
     "langchain": (formats.to_langchain, formats.from_langchain, True, True),
     "pydantic_ai": (formats.to_pydantic_ai, formats.from_pydantic_ai, True, True),
 }
+# Formats with a place for a tool result's metadata that is never sent to a model. OpenAI chat, OpenAI
+# Responses and Anthropic have none (an extra key would be sent and rejected), so the adapters re-derive
+# tracetrim's marker from the result text there (`tracetrim.harness_adapter.restore_markers`).
+CARRIES_RESULT_METADATA = frozenset({"langchain", "pydantic_ai"})
 
 _SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -135,6 +162,10 @@ def test_neutral_round_trip_keeps_what_the_format_carries(name: str, history: li
     assert project(again, thinking=thinking, error_flag=error_flag) == project(
         history, thinking=thinking, error_flag=error_flag
     )
+    if name in CARRIES_RESULT_METADATA:
+        assert result_metadata(again) == result_metadata(history)
+    else:
+        assert all(metadata is None for _, metadata in result_metadata(again))
 
 
 @pytest.mark.parametrize("name", sorted(FORMATS))
@@ -360,6 +391,90 @@ def test_pydantic_ai_example() -> None:
     assert [b["state"] for b in neutral[3]["content"]] == ["success", "error"]
     assert neutral[2]["content"][3]["input"] == '{"b": 2}'
     assert formats.to_pydantic_ai(neutral) == messages
+
+
+_SHORTENED = {"tracetrim": {"action": "drop_result", "archive_ref": "ab" * 32, "original_chars": 4000}}
+
+
+def _shortened_history() -> list[dict[str, Any]]:
+    return [
+        {"id": "u1", "role": "user", "content": [{"type": "text", "text": "read it"}]},
+        {
+            "id": "a1",
+            "role": "assistant",
+            "content": [
+                {"type": "tool_call", "id": "c1", "name": "read_file", "input": "{}", "state": "finished"}
+            ],
+        },
+        {
+            "id": "t1",
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "id": "c1",
+                    "name": "read_file",
+                    "output": "head [tracetrim: ...]",
+                    "state": "success",
+                    "metadata": {**_SHORTENED, "source": "disk"},
+                }
+            ],
+        },
+    ]
+
+
+def test_langchain_tool_message_keeps_result_metadata_through_a_checkpoint() -> None:
+    from langchain_core.messages import ToolMessage
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    history = _shortened_history()
+    messages = formats.to_langchain(history)
+    tool = messages[-1]
+    assert isinstance(tool, ToolMessage)
+    assert tool.response_metadata == {"tracetrim.block_metadata": {**_SHORTENED, "source": "disk"}}
+    serde = JsonPlusSerializer()
+    stored = [serde.loads_typed(serde.dumps_typed(m)) for m in messages]
+    assert stored == messages
+    assert formats.from_langchain(stored)[-1] == formats.from_langchain(messages)[-1]
+    assert (
+        formats.from_langchain(stored)[-1]["content"][0]["metadata"] == history[-1]["content"][0]["metadata"]
+    )
+    # The host's own response_metadata stays beside it, and neither leaks into the other.
+    native = ToolMessage(
+        "x", tool_call_id="c1", id="t2", response_metadata={"k": 1, "tracetrim.block_metadata": _SHORTENED}
+    )
+    neutral = formats.from_langchain([native])
+    assert neutral[0]["content"][0]["metadata"] == _SHORTENED
+    assert neutral[0]["metadata"]["tracetrim.langchain"]["extra"] == {"response_metadata": {"k": 1}}
+    assert formats.to_langchain(neutral) == [native]
+
+
+def test_pydantic_ai_tool_return_keeps_result_metadata() -> None:
+    from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelRequest, ToolReturnPart
+
+    history = _shortened_history()
+    messages = formats.to_pydantic_ai(history)
+    request = messages[-1]
+    assert isinstance(request, ModelRequest) and isinstance(request.parts[0], ToolReturnPart)
+    assert request.parts[0].metadata == {**_SHORTENED, "source": "disk"}
+    stored = ModelMessagesTypeAdapter.validate_json(ModelMessagesTypeAdapter.dump_json(messages))
+    assert (
+        formats.from_pydantic_ai(stored)[-1]["content"][0]["metadata"]
+        == history[-1]["content"][0]["metadata"]
+    )
+    # Metadata that is not an object stays the part's own field.
+    odd = ModelRequest(parts=[ToolReturnPart("f", "x", "c9", metadata=["not", "an", "object"])])
+    neutral = formats.from_pydantic_ai([odd])
+    assert "metadata" not in neutral[0]["content"][0]
+    assert formats.to_pydantic_ai(neutral) == [odd]
+
+
+def test_formats_without_a_place_for_result_metadata_drop_it() -> None:
+    history = _shortened_history()
+    chat = formats.to_openai_chat(history)
+    items = formats.to_openai_responses(history)
+    assert chat[-1] == {"role": "tool", "tool_call_id": "c1", "content": "head [tracetrim: ...]"}
+    assert items[-1] == {"type": "function_call_output", "call_id": "c1", "output": "head [tracetrim: ...]"}
 
 
 # --- real data -------------------------------------------------------------------------------------

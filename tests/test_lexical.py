@@ -148,4 +148,8 @@ def test_hundred_pairs_state_is_judged() -> None:
         for i in range(100)
     ]
     scores = LexicalDecisionModel().score(_state(history, "fix m3", "quote the exact m3 function"))
-    assert len(scores) == 100
+    assert set(scores) == {f"t{n}" for n in range(1, 101)}
+    assert all(0.0 <= p <= 1.0 for pair in scores.values() for p in pair)
+    # The one file the next action quotes stays verbatim; the 99 others may be shortened.
+    assert scores["t4"][1] >= 0.5
+    assert all(p_result < 0.5 for key, (_, p_result) in scores.items() if key != "t4")

@@ -34,6 +34,7 @@ class SummaryStandIn(StandIn):
         self.reply = reply
 
     def answer(self, body: dict[str, Any]) -> tuple[int, Any]:
+        """A one-choice ``chat.completion`` carrying the summary, with usage."""
         prompt = body["messages"][-1]["content"]
         content = self.reply if self.reply is not None else f"Task: summarised {len(prompt)} chars."
         return 200, {
@@ -94,10 +95,10 @@ async def test_from_env_reads_the_summary_model_variables() -> None:
         {
             "SUMMARY_MODEL_BASE_URL": "http://127.0.0.1:9/v1",
             "SUMMARY_MODEL_NAME": "qwen",
-            "OPENAI_API_KEY": "k",
+            "OPENAI_API_KEY": "sk-summary-secret-1",
         }
     )
-    assert summarizer.model == "qwen" and "k" not in repr(summarizer).replace("qwen", "")
+    assert summarizer.model == "qwen" and "sk-summary-secret-1" not in repr(summarizer)
     with pytest.raises(ValueError, match="SUMMARY_MODEL_NAME"):
         ChatSummarizer.from_env({"SUMMARY_MODEL_BASE_URL": "http://127.0.0.1:9"})
     with pytest.raises(ValueError, match="SUMMARY_MODEL_BASE_URL"):

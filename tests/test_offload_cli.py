@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 from pathlib import Path
 
 import pytest
 from conftest import SCENARIOS, load_scenario
 
+from tracetrim import Scope
+from tracetrim.archive import FileArchive
 from tracetrim.cli import _offload
 from tracetrim.cli._errors import CliError
 
@@ -21,9 +24,7 @@ def _run(argv: list[str]) -> int:
     return code
 
 
-def test_compact_with_an_archive_adopts_and_can_be_restored(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_compact_with_an_archive_adopts_and_can_be_restored(tmp_path: Path) -> None:
     out = tmp_path / "out.json"
     code = _run(
         [
@@ -52,6 +53,9 @@ def test_compact_with_an_archive_adopts_and_can_be_restored(
     assert report["stats"]["chars_after"] < report["stats"]["chars_before"]
     assert any(d["action"] == "drop_result" for d in report["decisions"])
     assert "c18" not in {d["call_id"] for d in report["decisions"] if d["action"] != "keep"}  # protected
+    archive = FileArchive(tmp_path / "arch")
+    restored = asyncio.run(archive.restore(Scope("u", "a", "s"), report["archive_ref"]))
+    assert restored == load_scenario("payment_retry")["messages"]
 
 
 def test_shadow_without_an_archive_and_below_threshold(capsys: pytest.CaptureFixture[str]) -> None:

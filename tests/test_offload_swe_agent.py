@@ -55,8 +55,10 @@ async def test_compact_and_auto_on_swe_agent_trajectories(path: Path) -> None:
         archive=archive,
     )
     outcome = await auto.plan(CompactionRequest(messages, scope=SCOPE))
-    assert outcome.status in (Status.DECIDED, Status.SKIPPED), outcome.detail
-    if outcome.adopted and outcome.plan is not None:
+    if outcome.status is not Status.DECIDED:
+        assert (outcome.status, outcome.reason) == (Status.SKIPPED, "BELOW_THRESHOLD"), outcome.detail
+    else:
+        assert outcome.adopted and outcome.plan is not None, outcome.detail
         assert await restore_offloaded(outcome.plan.messages, archive, SCOPE) == messages
         for group in summarizer.groups:
             calls = {b["id"] for m in group for b in m["content"] if b["type"] == "tool_call"}
@@ -65,7 +67,8 @@ async def test_compact_and_auto_on_swe_agent_trajectories(path: Path) -> None:
 
 
 def test_the_trajectories_are_there() -> None:
-    assert len(TRAJECTORIES) >= 10 or not (DATA / "swe-agent").exists()
+    require_data(DATA / "swe-agent")  # skips (fails in CI) rather than passing on an empty folder
+    assert len(TRAJECTORIES) >= 10
 
 
 _block = st.one_of(

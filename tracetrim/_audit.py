@@ -13,6 +13,7 @@ from typing import Any, TextIO
 import attrs
 
 from tracetrim._convert import converter, to_json_object
+from tracetrim._json import canonical_json
 from tracetrim.compactor import Record
 
 
@@ -28,7 +29,7 @@ class JsonLinesObserver:
 
     def __call__(self, record: Record) -> None:
         """Append ``record``."""
-        line = json.dumps(to_json_object(record), sort_keys=True, ensure_ascii=False)
+        line = canonical_json(to_json_object(record))
         with self._lock, self.path.open("a", encoding="utf-8") as sink:
             sink.write(line + "\n")
 

@@ -98,10 +98,23 @@ def check_message(message: Any, i: int) -> None:
         _check_block(block, i, j)
 
 
-def _first_unencodable(messages: Sequence[Any]) -> SnapshotError:
+def check_messages(messages: Any) -> None:
+    """Raise `SnapshotError` unless ``messages`` is a sequence of well-formed neutral messages.
+
+    Checks shape and types only; whether the history is plain JSON is found by encoding it
+    (see `unencodable_error`), which every caller does anyway.
+    """
+    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
+        raise SnapshotError(f"messages must be a list of message objects, got {type(messages).__name__}")
+    for i, message in enumerate(messages):
+        check_message(message, i)
+
+
+def unencodable_error(messages: Sequence[Any]) -> SnapshotError:
+    """The `SnapshotError` for a history that failed to encode as JSON, naming the first bad message."""
     for i, message in enumerate(messages):
         try:
-            json.dumps(message, allow_nan=False)
+            compact_json(message)
         except (TypeError, ValueError) as exc:
             return SnapshotError(f"not JSON-serialisable ({exc})", message=i)
     return SnapshotError("history is not JSON-serialisable")
@@ -113,14 +126,11 @@ def copy_messages(messages: Any) -> tuple[list[Message], str]:
     The copy goes through JSON so it is both fast and proof that the history is plain JSON;
     key order is preserved so unknown fields survive exactly as the host wrote them.
     """
-    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
-        raise SnapshotError(f"messages must be a list of message objects, got {type(messages).__name__}")
-    for i, message in enumerate(messages):
-        check_message(message, i)
+    check_messages(messages)
     try:
         text = compact_json(list(messages))
     except (TypeError, ValueError):
-        raise _first_unencodable(messages) from None
+        raise unencodable_error(messages) from None
     copied: list[Message] = json.loads(text)
     return copied, text
 

@@ -10,7 +10,7 @@ import attrs
 
 from tracetrim._json import canonical_bytes, sha256_hex
 from tracetrim._scope import Scope
-from tracetrim._snapshot import Message, SnapshotError, check_message
+from tracetrim._snapshot import Message, check_messages, unencodable_error
 from tracetrim.archive._errors import ArchiveCorruptedError, ArchiveLimitError, ScopeMismatchError
 from tracetrim.archive._protocol import SNAPSHOT_VERSION, scope_label, snapshot_document
 
@@ -25,14 +25,11 @@ class EncodedSnapshot:
 
 def encode_snapshot(scope: Scope, messages: Sequence[Message], max_bytes: int) -> EncodedSnapshot:
     """Validate and encode a history; refuse it with `ArchiveLimitError` before any write if too large."""
-    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):  # type: ignore[unreachable]
-        raise SnapshotError(f"messages must be a list of message objects, got {type(messages).__name__}")
-    for i, message in enumerate(messages):
-        check_message(message, i)
+    check_messages(messages)
     try:
         data = canonical_bytes(snapshot_document(scope, messages))
-    except (TypeError, ValueError) as exc:
-        raise SnapshotError(f"history is not JSON-serialisable ({exc})") from None
+    except (TypeError, ValueError):
+        raise unencodable_error(messages) from None
     ref = sha256_hex(data)
     if len(data) > max_bytes:
         raise ArchiveLimitError(

@@ -13,6 +13,7 @@ from typing import Any
 import attrs
 import httpx
 
+from tracetrim._json import compact_json
 from tracetrim.decision._http import JsonClient, RetryPolicy, usage_int
 from tracetrim.decision._protocol import BinaryQuestion, DecisionModelError, DecisionResponse, Usage
 
@@ -177,7 +178,7 @@ class ChatLogprobsModel:
         self, state: Mapping[str, Any], questions: Mapping[str, BinaryQuestion]
     ) -> DecisionResponse:
         """Ask each question in its own request, concurrently up to ``max_concurrency``."""
-        state_text = json.dumps(state, ensure_ascii=False, separators=(",", ":"))
+        state_text = compact_json(state)
         names = list(questions)
         try:
             async with asyncio.TaskGroup() as group:

@@ -15,6 +15,7 @@ import attrs
 import httpx
 import structlog
 
+from tracetrim._json import compact_json
 from tracetrim.decision._protocol import DecisionModelError
 
 _log = structlog.get_logger("tracetrim.decision.http")
@@ -179,7 +180,7 @@ class JsonClient:
         mid-backoff.
         """
         url = self.root + path
-        body = json.dumps(payload, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        body = compact_json(payload).encode("utf-8")
         attempt = 0
         while True:
             attempt += 1

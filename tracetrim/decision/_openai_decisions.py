@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from typing import Any
 
 import httpx
 
+from tracetrim._json import compact_json
 from tracetrim.decision._http import JsonClient, RetryPolicy, probability_or_none, usage_int
 from tracetrim.decision._protocol import BinaryQuestion, DecisionModelError, DecisionResponse, Usage
 
@@ -69,7 +69,7 @@ class OpenAIDecisionsModel:
         """Ask every question in one request; answers come back keyed by ``name``."""
         payload = {
             "model": self.model,
-            "input": json.dumps(state, ensure_ascii=False, separators=(",", ":")),
+            "input": compact_json(state),
             "questions": [
                 {"type": "predicate", "name": name, "instructions": predicate_instructions(question)}
                 for name, question in questions.items()

@@ -14,6 +14,12 @@ from tracetrim._snapshot import Block, Message, SnapshotError
 RAW = "raw"
 """Neutral block type wrapping a part a format has that the neutral form has no block for."""
 
+BLOCK_METADATA = "tracetrim.block_metadata"
+"""The key under a native tool result's own free-form metadata (a LangChain ``ToolMessage``'s
+``response_metadata``) holding the neutral tool_result block's ``metadata`` (e.g. tracetrim's
+shortened-result marker), so it survives neutral -> native -> neutral. Formats whose native metadata
+field is the block's own (pydantic-ai ``ToolReturnPart.metadata``) need no key."""
+
 
 def meta_key(fmt: str) -> str:
     """The key under a neutral message's ``metadata`` where format ``fmt`` keeps what it alone carries."""

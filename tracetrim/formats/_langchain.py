@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from tracetrim._snapshot import Block, Message, SnapshotError, validate_messages
 from tracetrim.formats._common import (
+    BLOCK_METADATA,
     attach_meta,
     content_id,
     dump_input,
@@ -75,6 +76,17 @@ def _extras(message: BaseMessage, i: int) -> dict[str, Any]:
     return dumped
 
 
+def _json_copy(value: dict[str, Any], i: int) -> dict[str, Any]:
+    """A plain-JSON copy of ``value``; `SnapshotError` when it is not JSON."""
+    try:
+        copied: dict[str, Any] = json.loads(
+            json.dumps(value, ensure_ascii=False, allow_nan=False, default=_model_dump)
+        )
+    except (TypeError, ValueError) as exc:
+        raise SnapshotError(f"tool result metadata is not JSON-serialisable ({exc})", message=i) from None
+    return copied
+
+
 def _model_dump(value: Any) -> Any:
     dump = getattr(value, "model_dump", None)
     if callable(dump):
@@ -87,7 +99,10 @@ def from_langchain(messages: Sequence[Any]) -> list[Message]:
 
     Message ids are kept (invented from content where ``id`` is None, and mapped back to None). An
     ``AIMessage``'s ``tool_calls`` become tool_call blocks; a ``ToolMessage`` becomes an assistant message
-    holding one tool_result whose state is the message's ``status``. Other non-default fields
+    holding one tool_result whose state is the message's ``status`` and whose ``metadata`` is
+    ``response_metadata["tracetrim.block_metadata"]`` (where `to_langchain` puts it: LangChain never sends
+    a ``ToolMessage``'s ``response_metadata`` to a model, and it survives LangGraph state and
+    checkpoints). Other non-default fields
     (``additional_kwargs``, ``response_metadata``, ``usage_metadata``, ...) go in
     ``metadata["tracetrim.langchain"]``.
     """
@@ -131,15 +146,17 @@ def from_langchain(messages: Sequence[Any]) -> list[Message]:
             if message.name is not None:
                 meta["tool_name"] = True
             status = getattr(message, "status", "success")
-            neutral["content"] = [
-                {
-                    "type": "tool_result",
-                    "id": call_id,
-                    "name": message.name if message.name is not None else names.get(call_id, ""),
-                    "output": output,
-                    "state": "error" if status == "error" else "success",
-                }
-            ]
+            result: Block = {
+                "type": "tool_result",
+                "id": call_id,
+                "name": message.name if message.name is not None else names.get(call_id, ""),
+                "output": output,
+                "state": "error" if status == "error" else "success",
+            }
+            block_meta = message.response_metadata.get(BLOCK_METADATA)
+            if isinstance(block_meta, dict):
+                result["metadata"] = _json_copy(block_meta, i)
+            neutral["content"] = [result]
         else:
             if message.name is not None:
                 neutral["name"] = message.name
@@ -170,6 +187,16 @@ def from_langchain(messages: Sequence[Any]) -> list[Message]:
                 meta["invented_call_ids"] = invented
             neutral["content"] = blocks
         extra = _extras(message, i)
+        response_metadata = extra.get("response_metadata")
+        # The block metadata went on the result above; anything else under the key stays where it was.
+        if (
+            kind == "tool"
+            and isinstance(response_metadata, dict)
+            and isinstance(response_metadata.get(BLOCK_METADATA), dict)
+        ):
+            del response_metadata[BLOCK_METADATA]
+            if not response_metadata:
+                del extra["response_metadata"]
         if extra:
             meta["extra"] = extra
         out.append(attach_meta(neutral, FORMAT, meta))
@@ -262,6 +289,11 @@ def _convert(message: Message, i: int) -> list[BaseMessage]:
                 )
             )
             kwargs = dict(copy.deepcopy(extra)) if not out else {}
+            if isinstance(block.get("metadata"), dict):
+                kwargs["response_metadata"] = {
+                    **kwargs.get("response_metadata", {}),
+                    BLOCK_METADATA: copy.deepcopy(block["metadata"]),
+                }
             tool = ToolMessage(
                 content=content,
                 tool_call_id=block["id"],
@@ -301,7 +333,9 @@ def to_langchain(messages: Sequence[Any]) -> list[BaseMessage]:
 
     A neutral message with calls and results becomes an ``AIMessage`` with ``tool_calls`` followed by one
     ``ToolMessage`` per result; pieces after the first get the id ``"<id>.<n>"``. Thinking becomes a
-    ``reasoning`` content block; state ``error`` becomes ``status="error"``.
+    ``reasoning`` content block; state ``error`` becomes ``status="error"``; a tool_result's ``metadata``
+    (tracetrim's shortened-result marker among it) goes in the ``ToolMessage``'s
+    ``response_metadata["tracetrim.block_metadata"]``.
     """
     out: list[BaseMessage] = []
     for i, message in enumerate(validate_messages(messages)):

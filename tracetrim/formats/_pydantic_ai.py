@@ -68,13 +68,16 @@ def _part_to_block(part: dict[str, Any]) -> tuple[Block, dict[str, Any]]:
         extra = {k: v for k, v in part.items() if k not in ("tool_name", "content", "tool_call_id")}
         output = _output_of(part["content"], extra)
         state = _OUTCOME.get(part.get("outcome", "success"), "error") if kind == "tool-return" else "error"
-        return {
+        result: Block = {
             "type": "tool_result",
             "id": part["tool_call_id"],
             "name": part["tool_name"],
             "output": output,
             "state": state,
-        }, extra
+        }
+        if isinstance(extra.get("metadata"), dict):  # other values stay with the part's own fields
+            result["metadata"] = extra.pop("metadata")
+        return result, extra
     return raw_block(FORMAT, part), {}
 
 
@@ -84,7 +87,9 @@ def from_pydantic_ai(messages: Sequence[Any]) -> list[Message]:
     A response becomes one assistant message. A request is split by role: system prompts, user prompts,
     and tool returns (an assistant message, as AgentScope keeps results there); the pieces share a
     ``group`` in ``metadata["tracetrim.pydantic_ai"]`` so they are joined again on the way back. A
-    ``RetryPromptPart`` for a tool is a result in state ``error``; ``outcome`` maps to the state.
+    ``RetryPromptPart`` for a tool is a result in state ``error``; ``outcome`` maps to the state. A
+    ``ToolReturnPart``'s ``metadata`` (never sent to the model) is the result block's ``metadata`` when it
+    is an object, so tracetrim's shortened-result marker survives the round trip.
     """
     from pydantic_ai.messages import ModelMessagesTypeAdapter
 
@@ -190,6 +195,8 @@ def _block_to_part(
         extra.pop("part_kind", None)
         if _OUTCOME.get(extra.get("outcome", "success"), "error") != state:
             extra["outcome"] = _STATE.get(state, "failed")
+        if isinstance(block.get("metadata"), dict):
+            extra["metadata"] = copy.deepcopy(block["metadata"])
         return {
             **extra,
             "part_kind": "tool-return",
@@ -205,7 +212,10 @@ def to_pydantic_ai(messages: Sequence[Any]) -> list[ModelMessage]:
 
     Pieces of one original request are joined again; otherwise system, user and tool-result content goes in
     ``ModelRequest`` parts (consecutive ones share a request) and assistant text, thinking and calls in
-    ``ModelResponse`` parts. States other than ``success`` set the return's ``outcome``.
+    ``ModelResponse`` parts. States other than ``success`` set the return's ``outcome``; a result's
+    ``metadata`` becomes the ``ToolReturnPart``'s ``metadata``. A ``RetryPromptPart`` has no metadata field,
+    so a result that came from one loses its ``metadata`` (the adapters re-derive tracetrim's marker from
+    the result text with `tracetrim.harness_adapter.restore_markers`).
     """
     from pydantic_ai.messages import ModelMessagesTypeAdapter
 

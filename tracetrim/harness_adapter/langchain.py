@@ -53,7 +53,8 @@ def message_updates(
         converted = to_langchain([new])
         if len(converted) != 1 or converted[0].id != message.id:
             return None
-        if converted[0] != message:  # restored marker metadata alone changes nothing LangChain keeps
+        # A ToolMessage from before block metadata was carried gets its marker (response_metadata) now.
+        if converted[0] != message:
             updates.append(converted[0])
     return updates
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -9,6 +10,7 @@ from agents.items import TResponseInputItem
 from agents.memory.session import OpenAIResponsesCompactionArgs, Session
 from agents.run_config import CallModelData, ModelInputData
 
+from tracetrim._json import canonical_json
 from tracetrim._logging import logger as _log
 from tracetrim._scope import Scope
 from tracetrim.formats import from_openai_responses, to_openai_responses
@@ -45,6 +47,31 @@ async def _compact_items(
     return result, reuse_originals(items, to_openai_responses(result.messages))
 
 
+_WITHHELD_LIMIT = 4096
+
+
+def _fingerprint(item: Any) -> str | None:
+    try:
+        return hashlib.sha256(canonical_json(item).encode("utf-8")).hexdigest()
+    except (TypeError, ValueError):  # not plain JSON: never withheld
+        return None
+
+
+def _call_id(item: Any) -> tuple[str, bool] | None:
+    """``(call_id, is_output)`` for a tool call or tool output item, else None."""
+    if not isinstance(item, dict) or not isinstance(item.get("call_id"), str):
+        return None
+    return item["call_id"], str(item.get("type", "")).endswith("_output")
+
+
+def _answers_server_calls(items: Sequence[Any]) -> bool:
+    """Whether some tool output's call is not in ``items``: the input is the delta of a conversation the
+    server holds (``previous_response_id``, ``conversation_id``); a full history always has the call."""
+    ids = [found for found in map(_call_id, items) if found is not None]
+    calls = {call_id for call_id, is_output in ids if not is_output}
+    return any(is_output and call_id not in calls for call_id, is_output in ids)
+
+
 class TracetrimInputFilter:
     """A ``RunConfig(call_model_input_filter=...)`` that compacts the input of every model call.
 
@@ -52,6 +79,13 @@ class TracetrimInputFilter:
     (pair it with `CompactingSession` to shrink the stored history too). Unchanged items are passed on
     as the SDK's own objects. ``scope`` defaults to ``Scope("openai-agents", <agent name>, "default")``.
     ``trigger_tokens`` skips planning while the input is smaller; None plans before every call.
+
+    With server-managed conversation state (``previous_response_id``, ``auto_previous_response_id``,
+    ``conversation_id``) the SDK sends only what the server lacks, and it offers again, on every later
+    call, each item it gave the filter that was not sent as that very item. So the filter remembers (by
+    content) the items it shortened or dropped and keeps them out of later inputs that continue a server
+    conversation (an input holding a tool output whose call is not in it); those inputs are not planned,
+    since the server already holds the history they build on.
     """
 
     def __init__(
@@ -69,10 +103,42 @@ class TracetrimInputFilter:
         self.next_action = next_action
         self.trigger_tokens = trigger_tokens
         self.last_result: AdapterResult | None = None
+        self._withheld: dict[str, None] = {}  # fingerprints of items replaced or dropped, oldest first
+
+    def _remember_withheld(self, original: Sequence[Any], sent: Sequence[Any]) -> None:
+        kept = {id(item) for item in sent}
+        for item in original:
+            fingerprint = _fingerprint(item) if id(item) not in kept else None
+            if fingerprint is not None:
+                self._withheld.pop(fingerprint, None)
+                self._withheld[fingerprint] = None
+        while len(self._withheld) > _WITHHELD_LIMIT:
+            del self._withheld[next(iter(self._withheld))]
+
+    def _without_withheld(self, items: Sequence[Any]) -> list[Any] | None:
+        """``items`` less the ones this filter withheld before, never splitting a call from its output in
+        ``items``; None when there are none."""
+        drop = {i for i, item in enumerate(items) if _fingerprint(item) in self._withheld}
+        if not drop:
+            return None
+        while True:
+            ids = {i: found for i, item in enumerate(items) if (found := _call_id(item)) is not None}
+            kept_ids = {ids[i] for i in ids if i not in drop}
+            back = {i for i in drop if i in ids and (ids[i][0], not ids[i][1]) in kept_ids}
+            if not back:
+                break
+            drop -= back
+        return [item for i, item in enumerate(items) if i not in drop] if drop else None
 
     async def __call__(self, data: CallModelData[Any]) -> ModelInputData:
         """Return the model input, compacted when the strategy adopts a shorter history."""
         model_data = data.model_data
+        if _answers_server_calls(model_data.input):
+            self.last_result = AdapterResult(None)
+            kept = self._without_withheld(model_data.input)
+            if kept is None:
+                return model_data
+            return ModelInputData(input=kept, instructions=model_data.instructions)
         result, items = await _compact_items(
             self.strategy,
             model_data.input,
@@ -84,6 +150,7 @@ class TracetrimInputFilter:
         self.last_result = result
         if items is None:
             return model_data
+        self._remember_withheld(model_data.input, items)
         return ModelInputData(input=items, instructions=model_data.instructions)
 
 
