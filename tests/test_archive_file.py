@@ -8,8 +8,8 @@ import stat
 from pathlib import Path
 
 import pytest
-from test_archive_support import make_history
 
+from tests._archive_support import make_history
 from tracetrim._scope import Scope
 from tracetrim.archive import (
     ArchiveCorruptedError,

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_archive_support import compact_by_hand, make_history
 
+from tests._archive_support import compact_by_hand, make_history
 from tracetrim._json import canonical_bytes
 from tracetrim._scope import Scope
 from tracetrim._snapshot import Message

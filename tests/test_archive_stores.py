@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import service_unavailable
-from test_archive_support import make_history
 
+from tests._archive_support import make_history
+from tests.conftest import service_unavailable
 from tracetrim._scope import MAX_SCOPE_PART_CHARS, Scope
 from tracetrim.archive import (
     ArchiveCorruptedError,

@@ -14,9 +14,9 @@ from typing import Any
 
 import attrs
 import pytest
-from conftest import service_unavailable
-from test_archive_support import make_history
 
+from tests._archive_support import make_history
+from tests.conftest import service_unavailable
 from tracetrim._json import canonical_bytes
 from tracetrim._scope import Scope
 from tracetrim._snapshot import SnapshotError

@@ -6,8 +6,8 @@ import asyncio
 import math
 
 import pytest
-from _decision_servers import ChatStandIn, fake_probability
 
+from tests._decision_servers import ChatStandIn, fake_probability
 from tracetrim.decision._chat_logprobs import ChatLogprobsModel, json_probability, label_probability
 from tracetrim.decision._http import RetryPolicy
 from tracetrim.decision._protocol import BinaryQuestion, DecisionModelError

@@ -11,8 +11,8 @@ import time
 import httpx
 import pytest
 import structlog
-from _decision_servers import Reply, ScriptedServer
 
+from tests._decision_servers import Reply, ScriptedServer
 from tracetrim.decision._http import JsonClient, JsonReply, RetryPolicy, Secret, api_root, retry_after_s
 from tracetrim.decision._protocol import DecisionModelError
 

@@ -6,8 +6,8 @@ import asyncio
 import json
 
 import pytest
-from _decision_servers import DecisionsStandIn, fake_probability
 
+from tests._decision_servers import DecisionsStandIn, fake_probability
 from tracetrim.decision._http import RetryPolicy
 from tracetrim.decision._openai_decisions import OpenAIDecisionsModel, predicate_instructions
 from tracetrim.decision._protocol import BinaryQuestion, DecisionModelError

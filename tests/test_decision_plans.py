@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _decision_servers import ChatStandIn, DecisionsStandIn
-from conftest import load_scenario
 
 import tracetrim as tt
+from tests._decision_servers import ChatStandIn, DecisionsStandIn
+from tests.conftest import load_scenario
 from tracetrim.decision._chat_logprobs import ChatLogprobsModel
 from tracetrim.decision._http import RetryPolicy
 from tracetrim.decision._openai_decisions import OpenAIDecisionsModel

@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, service_unavailable
+
+from tests.conftest import REPO, service_unavailable
 
 EXAMPLES = REPO / "examples"
 FRAMEWORK_EXAMPLES = {

@@ -6,10 +6,10 @@ import copy
 from typing import Any
 
 import pytest
-from _histories import assistant, call, result, text, user
-from conftest import load_scenario
-from test_offload_support import RecordingSummarizer, expected_offloads, shortened_ids
 
+from tests._histories import assistant, call, result, text, user
+from tests._offload_support import RecordingSummarizer, expected_offloads, shortened_ids
+from tests.conftest import load_scenario
 from tracetrim import CompactionRequest, ExecutionOptions, Mode, Scope, Status
 from tracetrim._json import canonical_json
 from tracetrim._snapshot import text_of_output

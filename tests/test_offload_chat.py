@@ -6,9 +6,9 @@ import time
 from typing import Any
 
 import pytest
-from _decision_servers import StandIn
-from conftest import load_scenario
 
+from tests._decision_servers import StandIn
+from tests.conftest import load_scenario
 from tracetrim import CompactionRequest, ExecutionOptions, Mode, Scope, Status
 from tracetrim.archive import KeyValueArchive, MemoryStore
 from tracetrim.compactor._offload import OffloadStrategy

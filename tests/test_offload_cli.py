@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import SCENARIOS, load_scenario
 
+from tests.conftest import SCENARIOS, load_scenario
 from tracetrim import Scope
 from tracetrim.archive import FileArchive
 from tracetrim.cli import _offload

@@ -6,11 +6,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import DATA, require_data
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_offload_support import RecordingSummarizer, expected_offloads, shortened_ids
 
+from tests._offload_support import RecordingSummarizer, expected_offloads, shortened_ids
+from tests.conftest import DATA, require_data
 from tracetrim import CompactionRequest, ExecutionOptions, Mode, Scope, Status
 from tracetrim._tokens import estimate_tokens
 from tracetrim.archive import KeyValueArchive, MemoryStore

@@ -9,8 +9,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from conftest import DATA, REPO, require_data
-
+from tests.conftest import DATA, REPO, require_data
 from tracetrim._quality import (
     Case,
     Count,
