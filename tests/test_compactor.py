@@ -461,3 +461,10 @@ async def test_marker_text_alone_marks_a_result_as_shortened() -> None:
             block.pop("metadata", None)
     again = await _compactor(model).plan(tt.CompactionRequest(stripped))
     assert again.plan is not None and {d.reason for d in again.plan.decisions} == {"already_shortened"}
+
+
+def test_every_plan_statistic_has_a_record_field() -> None:
+    import attrs
+
+    stats = set(attrs.fields_dict(tt.PlanStats)) - {"elapsed_ms"}
+    assert stats <= set(attrs.fields_dict(tt.Record))
