@@ -13,8 +13,16 @@ from tracetrim.cli._compact import register as register_compact
 from tracetrim.cli._demo import register as register_demo
 from tracetrim.cli._errors import CliError
 from tracetrim.cli._offload import register as register_offload
+from tracetrim.cli._serve import register as register_serve
 
-_REGISTRATIONS = (register_demo, register_compact, register_offload, register_archive, register_audit)
+_REGISTRATIONS = (
+    register_demo,
+    register_compact,
+    register_offload,
+    register_archive,
+    register_audit,
+    register_serve,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

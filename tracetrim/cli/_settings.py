@@ -1,4 +1,4 @@
-"""Turning CLI flags and file options into a validated `CompactorConfig`."""
+"""CLI flags over request-file options: the validated `CompactorConfig` a planning command uses."""
 
 from __future__ import annotations
 
@@ -6,12 +6,9 @@ import argparse
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import attrs
-
 from tracetrim.cli._errors import CliError
 from tracetrim.compactor import CompactorConfig
-
-_OPTION_FIELDS = {a.name for a in attrs.fields(CompactorConfig)} - {"eligible_tools", "token_counter"}
+from tracetrim.compactor._options import OptionsError, config_from_options
 
 
 def add_config_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,9 +27,6 @@ def build_config(
     args: argparse.Namespace, options: Mapping[str, Any], eligible: Iterable[str]
 ) -> CompactorConfig:
     """A config from file ``options`` overridden by flags; a bad value is one clear CLI error."""
-    unknown = sorted(set(options) - _OPTION_FIELDS)
-    if unknown:
-        raise CliError(f"unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(_OPTION_FIELDS))}")
     values: dict[str, Any] = dict(options)
     names = set(eligible)
     if args.eligible_tools:
@@ -45,6 +39,6 @@ def build_config(
         if getattr(args, flag, None) is not None:
             values[field] = getattr(args, flag)
     try:
-        return CompactorConfig(eligible_tools=names, **values)
-    except (TypeError, ValueError) as exc:
+        return config_from_options(values, names)
+    except OptionsError as exc:
         raise CliError(str(exc)) from None

@@ -1,0 +1,76 @@
+"""Reading a request body as JSON with a hard size limit, without ever buffering more than the limit."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from tracetrim.service._errors import ApiError
+
+_OFF_LOOP_BYTES = 1 << 20
+"""Bodies above this are parsed in a worker thread so the event loop keeps serving other requests."""
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def too_large(limit: int, size: int | None = None) -> ApiError:
+    """The 413 answered for a body over ``limit`` bytes."""
+    got = f"{size} bytes" if size is not None else f"more than {limit} bytes"
+    return ApiError(
+        413, "body_too_large", f"request body is {got}; this server accepts at most {limit} bytes"
+    )
+
+
+async def read_limited(content_length: str | None, chunks: AsyncIterator[bytes], limit: int) -> bytes:
+    """The whole body, or a 413 as soon as the declared length or the bytes received pass ``limit``."""
+    if content_length is not None:
+        try:
+            declared = int(content_length)
+        except ValueError:
+            raise ApiError(400, "invalid_content_length", "Content-Length is not a whole number") from None
+        if declared > limit:
+            raise too_large(limit, declared)
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in chunks:
+        size += len(chunk)
+        if size > limit:
+            raise too_large(limit)
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+def parse_json(body: bytes) -> Any:
+    """The JSON value of ``body``; a 400 naming the line and column of the first problem.
+
+    NaN and Infinity are refused: they are not JSON, and no answer could carry them back.
+    """
+    if not body.strip():
+        raise ApiError(400, "empty_body", "request body is empty; expected a JSON object")
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ApiError(400, "invalid_json", f"request body is not UTF-8 (byte {exc.start})") from None
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise ApiError(
+            400,
+            "invalid_json",
+            f"request body is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})",
+        ) from None
+    except ValueError as exc:
+        raise ApiError(400, "invalid_json", f"request body is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise ApiError(400, "invalid_json", "request body is nested too deeply") from None
+
+
+async def parse_json_async(body: bytes) -> Any:
+    """`parse_json`, in a worker thread for large bodies."""
+    if len(body) > _OFF_LOOP_BYTES:
+        return await asyncio.to_thread(parse_json, body)
+    return parse_json(body)

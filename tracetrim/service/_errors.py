@@ -1,0 +1,33 @@
+"""`ApiError`: a client-facing HTTP error with a stable code, one message and the field at fault."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ApiError(Exception):
+    """An error answered as ``{"error": {"code", "message", "field"?}}`` with HTTP ``status``.
+
+    Raised by request parsing and handlers for anything the client can correct (4xx) and for the
+    few server-side conditions worth naming (archive unavailable or corrupted); never carries a
+    traceback.
+    """
+
+    def __init__(self, status: int, code: str, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.field = field
+
+    def body(self) -> dict[str, Any]:
+        """The JSON error document."""
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.field is not None:
+            error["field"] = self.field
+        return {"error": error}
+
+
+def invalid(field: str, message: str, code: str = "invalid_field") -> ApiError:
+    """A 422 for one request field, the message prefixed by the field's path."""
+    return ApiError(422, code, f"{field}: {message}" if field else message, field=field or None)
