@@ -157,7 +157,7 @@ async def test_host_token_counter_is_used() -> None:
 
 
 def test_stages_are_ordered_as_designed() -> None:
-    assert [s[0] for s in STAGES] == [
+    assert [s.name for s in STAGES] == [
         "full",
         "inputs_1000",
         "inputs_200",
@@ -166,4 +166,4 @@ def test_stages_are_ordered_as_designed() -> None:
         "old_text_omitted",
         "protected_merged",
     ]
-    assert [s[1] for s in STAGES[1:]] == [1000, 200, 60, 60, 60, 60]
+    assert [s.input_limit for s in STAGES[1:]] == [1000, 200, 60, 60, 60, 60]

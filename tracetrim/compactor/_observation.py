@@ -12,17 +12,32 @@ from tracetrim._snapshot import Message
 from tracetrim._tokens import TokenCounter
 from tracetrim.compactor._pairs import Pair
 
-# Each stage keeps what the previous one did and shortens one more thing; the first that fits wins.
-# (stage, input/preview limit, old-text limit, omit old text-only messages, merge old protected calls)
-STAGES: tuple[tuple[str, int | None, int | None, bool, bool], ...] = (
-    ("full", None, None, False, False),
-    ("inputs_1000", 1000, None, False, False),
-    ("inputs_200", 200, None, False, False),
-    ("inputs_60", 60, None, False, False),
-    ("old_text_shortened", 60, 200, False, False),
-    ("old_text_omitted", 60, 200, True, False),
-    ("protected_merged", 60, 200, True, True),
+
+@attrs.frozen
+class FittingStage:
+    """How compact one fitting stage makes the observation; each keeps what the previous one did."""
+
+    name: str
+    input_limit: int | None = None
+    """Characters kept of each call input (and of each result preview); None keeps them whole."""
+    old_text_limit: int | None = None
+    """Characters kept of old conversation text; None keeps it whole."""
+    omit_old_text: bool = False
+    """Leave out old messages that hold only text."""
+    merge_protected: bool = False
+    """Merge runs of old non-candidate call records into one count per tool."""
+
+
+STAGES = (
+    FittingStage("full"),
+    FittingStage("inputs_1000", 1000),
+    FittingStage("inputs_200", 200),
+    FittingStage("inputs_60", 60),
+    FittingStage("old_text_shortened", 60, 200),
+    FittingStage("old_text_omitted", 60, 200, omit_old_text=True),
+    FittingStage("protected_merged", 60, 200, omit_old_text=True, merge_protected=True),
 )
+"""Tried in order; the first stage whose observation fits the budget wins."""
 
 
 class StateOverBudget(ValueError):
@@ -110,14 +125,11 @@ def _call_record(pair: Pair, limit: int | None, preview_chars: int) -> dict[str,
     return record
 
 
-def _render(
-    items: Sequence[_Item], stage: tuple[str, int | None, int | None, bool, bool], preview_chars: int
-) -> Iterator[dict[str, Any]]:
-    _, limit, old_text_limit, omit_old_text, merge_protected = stage
+def _render(items: Sequence[_Item], stage: FittingStage, preview_chars: int) -> Iterator[dict[str, Any]]:
     merged: dict[str, Any] | None = None
     for item in items:
         if item.pair is not None:
-            if merge_protected and item.old and not item.pair.candidate:
+            if stage.merge_protected and item.old and not item.pair.candidate:
                 if merged is None:
                     merged = {"message": item.message, "merged_protected_calls": 0, "tools": {}}
                 merged["merged_protected_calls"] += 1
@@ -126,15 +138,15 @@ def _render(
             if merged is not None:
                 yield merged
                 merged = None
-            yield {"message": item.message, "call": _call_record(item.pair, limit, preview_chars)}
+            yield {"message": item.message, "call": _call_record(item.pair, stage.input_limit, preview_chars)}
             continue
         assert item.text is not None
-        if item.old and omit_old_text and item.text_only:
+        if item.old and stage.omit_old_text and item.text_only:
             continue
         if merged is not None:
             yield merged
             merged = None
-        text = shorten(item.text, old_text_limit) if item.old else item.text
+        text = shorten(item.text, stage.old_text_limit) if item.old else item.text
         yield {"message": item.message, "text": text}
     if merged is not None:
         yield merged
@@ -163,7 +175,7 @@ def observe(
         state = {"goal": goal, "next_action": next_action, "messages": len(messages), "history": history}
         tokens = count_tokens(canonical_json(state))
         if tokens <= max_tokens:
-            return Observation(state, tokens, stage[0])
+            return Observation(state, tokens, stage.name)
     raise StateOverBudget(
         f"the observation needs {tokens:,} tokens even at its most compact; "
         f"max_state_tokens is {max_tokens:,}"
