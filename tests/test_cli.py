@@ -153,3 +153,52 @@ def test_bundled_examples_match_the_shared_scenarios() -> None:
         service_unavailable("../shared/scenarios is not beside this checkout")
     for name in ("payment_retry", "replication_incident"):
         assert load_scenario(name) == json.loads((shared / f"{name}.json").read_text())
+
+
+def test_compact_openai_chat_messages_in_and_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A real tau-bench trajectory (OpenAI chat-completions) compacts and comes back in the same format."""
+    from tests.conftest import DATA, require_data
+
+    trajectories = json.loads(require_data(DATA / "tau-bench" / "gpt-4o-airline.json").read_text())
+    messages = max((t["traj"] for t in trajectories), key=len)
+    path = tmp_path / "openai.json"
+    path.write_text(json.dumps(messages))
+    tools = {c["function"]["name"] for m in messages for c in m.get("tool_calls") or []}
+    code, out, _ = _run(
+        [
+            "compact",
+            str(path),
+            "--format",
+            "openai",
+            "--eligible-tools",
+            ",".join(sorted(tools)),
+            "--goal",
+            "help the customer",
+            "--keep-threshold",
+            "0.99",
+            "--preserve-recent",
+            "2",
+        ],
+        capsys,
+    )
+    document = json.loads(out)
+    assert code == 0 and document["status"] in ("DECIDED", "INCONCLUSIVE")
+    returned = document["messages"]
+    assert all("role" in m and "content" in m for m in returned) and "metadata" not in returned[0]
+    calls = [c["id"] for m in returned for c in m.get("tool_calls") or []]
+    results = [m["tool_call_id"] for m in returned if m["role"] == "tool"]
+    assert sorted(calls) == sorted(results), "every call keeps its result and the reverse"
+    dropped = {d["call_id"] for d in document["decisions"] if d["action"] == "drop_call"}
+    assert dropped and not dropped & set(calls)
+    assert [m["content"] for m in returned if m["role"] == "user"] == [
+        m["content"] for m in messages if m["role"] == "user"
+    ]
+
+
+def test_compact_refuses_malformed_openai_messages(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps([{"role": "tool", "content": "x"}]))
+    code, _, err = _run(["compact", str(path), "--format", "openai", "--eligible-tools", "x"], capsys)
+    assert code == 2 and "not valid openai messages" in err and err.count("\n") == 1

@@ -14,6 +14,7 @@ from tracetrim._scope import Scope
 from tracetrim.archive import Archive
 from tracetrim.cli._archive_args import add_archive_arguments, open_archive
 from tracetrim.cli._errors import CliError
+from tracetrim.cli._formats import FORMATS, from_neutral, to_neutral
 from tracetrim.cli._input import HistoryFile, read_history
 from tracetrim.cli._model_options import add_model_arguments, model_from_args
 from tracetrim.cli._settings import add_config_arguments, build_config
@@ -27,6 +28,12 @@ def register(commands: Any) -> None:
         "compact", help="compact histories (neutral snapshot JSON) and print the proposal as JSON"
     )
     parser.add_argument("files", nargs="+", metavar="FILE", help="history JSON files, or - for stdin")
+    parser.add_argument(
+        "--format",
+        choices=sorted(FORMATS),
+        default="neutral",
+        help="messages in and out: neutral snapshot (default), OpenAI chat-completions or Responses items",
+    )
     parser.add_argument("--goal", default=None, help="what the agent is trying to do")
     parser.add_argument("--next-action", default=None, help="what the agent does next")
     parser.add_argument(
@@ -77,14 +84,17 @@ async def _compact_one(
     execution = ExecutionOptions(mode=Mode(args.mode), budget_s=args.budget)
     compactor = Compactor(model, config=config, execution=execution, archive=archive)
     request = CompactionRequest(
-        history.messages,
+        to_neutral(history.messages, args.format, history.source),
         args.goal if args.goal is not None else history.goal,
         args.next_action if args.next_action is not None else history.next_action,
         scope=scope,
         protected_message_ids=history.protected_message_ids,
         protected_call_ids=history.protected_call_ids,
     )
-    return result_document(await compactor.plan(request))
+    document = result_document(await compactor.plan(request))
+    if "messages" in document:
+        document["messages"] = from_neutral(document["messages"], args.format)
+    return document
 
 
 def _progress(done: int, total: int) -> None:
