@@ -468,3 +468,19 @@ def test_every_plan_statistic_has_a_record_field() -> None:
 
     stats = set(attrs.fields_dict(tt.PlanStats)) - {"elapsed_ms"}
     assert stats <= set(attrs.fields_dict(tt.Record))
+
+
+async def test_markers_name_the_real_reference_in_both_modes() -> None:
+    model = ScriptedDecisionModel(lambda name, q, s: 0.9 if name.startswith("call_") else 0.1)
+    archive = KeyValueArchive(MemoryStore())
+    request = tt.CompactionRequest(tool_history(3), scope=SCOPE)
+    shadow = await _compactor(model).plan(request)
+    enforce = await _compactor(model, tt.Mode.ENFORCE, archive=archive).plan(request)
+    assert shadow.plan is not None and enforce.plan is not None
+    expected = tt.archive.snapshot_ref(SCOPE, tool_history(3))
+    assert enforce.plan.archive_ref == expected
+    for plan in (shadow.plan, enforce.plan):
+        output = blocks_by_id(plan.messages, "tool_result")["c1"]["output"]
+        assert expected in output and "0" * 64 not in output
+    assert canonical_json(shadow.plan.messages) == canonical_json(enforce.plan.messages)
+    assert shadow.plan.stats.chars_after == enforce.plan.stats.chars_after

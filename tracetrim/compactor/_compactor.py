@@ -7,6 +7,7 @@ import asyncio
 import attrs
 
 from tracetrim._json import canonical_json
+from tracetrim._scope import Scope
 from tracetrim._snapshot import Message
 from tracetrim._tokens import estimate_tokens
 from tracetrim.archive import Archive, snapshot_ref
@@ -159,7 +160,7 @@ class Compactor:
             )
             for pair in candidates
         }
-        ref = snapshot_ref(request.scope, messages) if request.scope is not None else ""
+        ref = _proposal_ref(request.scope, messages, mode)
         rebuilt = rebuild(
             messages,
             pairs,
@@ -205,15 +206,16 @@ class Compactor:
 
         assert self.archive is not None and request.scope is not None
         saved = await save_original(self.archive, request.scope, messages, deadline)
-        if saved != ref:  # a custom archive names snapshots its own way: the markers must say its name
-            rebuilt = rebuild(
-                messages,
-                pairs,
-                actions,
-                archive_ref=saved,
-                head_chars=config.truncate_head_chars,
-                tail_chars=config.truncate_tail_chars,
-            )
+        # The markers must name the reference the archive gave; rebuilding touches only the changed blocks.
+        rebuilt = rebuild(
+            messages,
+            pairs,
+            actions,
+            archive_ref=saved,
+            head_chars=config.truncate_head_chars,
+            tail_chars=config.truncate_tail_chars,
+        )
+        if len(saved) != len(ref):  # a custom archive's references differ in length: sizes change
             stats = with_reduction(attrs.evolve(stats, chars_after=len(canonical_json(rebuilt.messages))))
             decisions = pair_decisions(messages, pairs, rebuilt.applied, rebuilt.chars_after, probabilities)
         check_unchanged(request, transcript)
@@ -223,3 +225,20 @@ class Compactor:
             detail=f"original archived as {saved}",
             plan=Plan(messages=rebuilt.messages, decisions=decisions, stats=stats, archive_ref=saved),
         )
+
+
+_UNSAVED_REF = "0" * 64
+"""Stands in for the reference while an ENFORCE proposal is sized: as long as a real one."""
+
+
+def _proposal_ref(scope: Scope | None, messages: list[Message], mode: Mode) -> str:
+    """The reference the proposal's markers name before anything is saved.
+
+    SHADOW names the reference the original would get, so its proposal reads as ENFORCE's would.
+    ENFORCE uses a stand-in of the same length and writes the archive's own reference after the save,
+    so the original is encoded once (by the archive), not twice. (The offload strategy predicts the
+    reference instead: its summariser reads the compacted history before anything is saved.)
+    """
+    if scope is None:
+        return ""
+    return snapshot_ref(scope, messages) if mode is Mode.SHADOW else _UNSAVED_REF
