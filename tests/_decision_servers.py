@@ -21,7 +21,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 _HANG_LIMIT_S = 30.0
 
@@ -42,7 +42,32 @@ def fake_probability(text: str) -> float:
     return 0.05 + 0.9 * int.from_bytes(digest[:8], "big") / 2**64
 
 
-class StandIn:
+class _Loopback:
+    """A real HTTP server on a free 127.0.0.1 port, served from a background thread while entered."""
+
+    def __init__(self) -> None:
+        self._server = _Server(("127.0.0.1", 0), self._handler_class())
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        raise NotImplementedError
+
+    @property
+    def url(self) -> str:
+        """The base URL, without ``/v1``."""
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+class StandIn(_Loopback):
     """A stand-in server in a background thread; subclasses answer ``POST`` on one path.
 
     ``key``: Bearer key required (None: no auth). ``fail_first``: that many requests get 500 first.
@@ -71,23 +96,11 @@ class StandIn:
         self.release = threading.Event()
         self.in_flight = 0
         self.max_in_flight = 0
-        self._server = _Server(("127.0.0.1", 0), self._handler_class())
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
-
-    @property
-    def url(self) -> str:
-        """The base URL, without ``/v1``."""
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def __enter__(self) -> StandIn:
-        self._thread.start()
-        return self
+        super().__init__()
 
     def __exit__(self, *exc: object) -> None:
-        self.release.set()
-        self._server.shutdown()
-        self._server.server_close()
+        self.release.set()  # let hanging handlers finish so the server can stop
+        super().__exit__(*exc)
 
     def answer(self, body: dict[str, Any]) -> tuple[int, Any]:
         """Status and JSON payload for a well-formed, authorised request."""
@@ -292,7 +305,7 @@ class Reply:
         return cls(status, text.encode(), dict(headers or {}))
 
 
-class ScriptedServer:
+class ScriptedServer(_Loopback):
     """A real HTTP server on 127.0.0.1 answering each ``POST`` with the next scripted `Reply`.
 
     Requests past the end of the script get a 599 so a test that asks too often fails visibly.
@@ -303,22 +316,7 @@ class ScriptedServer:
         self.replies = list(replies)
         self.requests: list[dict[str, Any]] = []
         self.lock = threading.Lock()
-        self._server = _Server(("127.0.0.1", 0), self._handler_class())
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
-
-    @property
-    def url(self) -> str:
-        """The base URL, without ``/v1``."""
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def __enter__(self) -> ScriptedServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        super().__init__()
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         scripted = self
