@@ -95,3 +95,50 @@ async def compact_history(
         _log.warning("tracetrim.adapter_rejected", problem=problem)
         return attrs.evolve(result, messages=None)
     return result
+
+
+class CompactingAdapter:
+    """What every adapter is configured with, and its one call into `compact_history`.
+
+    ``strategy`` plans (a `Compactor` or any `CompactionStrategy`); ``scope`` is the archive scope
+    (each adapter derives one from the run when it is None); ``goal`` and ``next_action`` are passed
+    on (empty: derived from the history); ``trigger_tokens`` skips planning while the history is
+    smaller, None plans every time. ``last_result`` is what the latest attempt produced.
+    """
+
+    def __init__(
+        self,
+        strategy: CompactionStrategy,
+        *,
+        scope: Scope | None = None,
+        goal: str = "",
+        next_action: str = "",
+        trigger_tokens: int | None = None,
+    ) -> None:
+        self.strategy = strategy
+        self.scope = scope
+        self.goal = goal
+        self.next_action = next_action
+        self.trigger_tokens = trigger_tokens
+        self.last_result: AdapterResult | None = None
+
+    async def compact_neutral(
+        self,
+        messages: Sequence[Message],
+        *,
+        scope: Scope,
+        protected_message_ids: Iterable[str] = (),
+        protected_call_ids: Iterable[str] = (),
+    ) -> AdapterResult:
+        """`compact_history` with this adapter's settings; the result is kept in ``last_result``."""
+        self.last_result = await compact_history(
+            self.strategy,
+            messages,
+            scope=scope,
+            goal=self.goal,
+            next_action=self.next_action,
+            protected_message_ids=protected_message_ids,
+            protected_call_ids=protected_call_ids,
+            trigger_tokens=self.trigger_tokens,
+        )
+        return self.last_result

@@ -15,7 +15,7 @@ from tracetrim._json import canonical_json
 from tracetrim._scope import Scope
 from tracetrim._snapshot import Message
 from tracetrim.harness_adapter._changes import Changes, diff_tool_blocks
-from tracetrim.harness_adapter._run import AdapterResult, compact_history
+from tracetrim.harness_adapter._run import AdapterResult, CompactingAdapter
 from tracetrim.harness_adapter._strategy import CompactionStrategy
 
 __all__ = ["TracetrimMiddleware"]
@@ -39,7 +39,7 @@ def _unfinished_calls(messages: Sequence[Message]) -> set[str]:
     }
 
 
-class TracetrimMiddleware(MiddlewareBase):
+class TracetrimMiddleware(CompactingAdapter, MiddlewareBase):
     """Compacts an AgentScope agent's context with a `CompactionStrategy` before the built-in step.
 
     On each ``on_compress_context`` it snapshots ``agent.state.context`` as neutral messages, plans with
@@ -65,11 +65,9 @@ class TracetrimMiddleware(MiddlewareBase):
         trigger_tokens: int | None = None,
         read_tools: Mapping[str, str] = DEFAULT_READ_TOOLS,
     ) -> None:
-        self.strategy = strategy
-        self.scope = scope
-        self.goal = goal
-        self.next_action = next_action
-        self.trigger_tokens = trigger_tokens
+        super().__init__(
+            strategy, scope=scope, goal=goal, next_action=next_action, trigger_tokens=trigger_tokens
+        )
         self.read_tools = dict(read_tools)
 
     async def on_compress_context(
@@ -92,15 +90,11 @@ class TracetrimMiddleware(MiddlewareBase):
         if len(context) < 2:
             return AdapterResult(None)
         neutral: list[Message] = [msg.model_dump(mode="json") for msg in context]
-        result = await compact_history(
-            self.strategy,
+        result = await self.compact_neutral(
             neutral,
             scope=self.scope_for(agent),
-            goal=self.goal,
-            next_action=self.next_action,
             protected_message_ids=[neutral[-1]["id"]],
             protected_call_ids=sorted(_unfinished_calls(neutral)),
-            trigger_tokens=self.trigger_tokens,
         )
         if result.planned:
             await self._remember(agent, result, None)

@@ -14,8 +14,7 @@ from tracetrim._logging import logger as _log
 from tracetrim._scope import Scope
 from tracetrim._snapshot import Message
 from tracetrim.formats import from_langchain, to_langchain
-from tracetrim.harness_adapter._run import AdapterResult, compact_history
-from tracetrim.harness_adapter._strategy import CompactionStrategy
+from tracetrim.harness_adapter._run import CompactingAdapter
 from tracetrim.harness_adapter._sync import run_sync
 
 __all__ = ["TracetrimAgentMiddleware", "message_updates"]
@@ -59,7 +58,7 @@ def message_updates(
     return updates
 
 
-class TracetrimAgentMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
+class TracetrimAgentMiddleware(CompactingAdapter, AgentMiddleware[AgentState[Any], Any, Any]):
     """Compacts ``state["messages"]`` with a `CompactionStrategy` before every model call.
 
     Changed messages are replaced by id and dropped ones removed with ``RemoveMessage``, so the graph
@@ -68,23 +67,6 @@ class TracetrimAgentMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     ``scope`` defaults to ``Scope("langchain", <middleware name>, <thread_id or "default">)``.
     ``trigger_tokens`` skips planning while the history is smaller; None plans before every call.
     """
-
-    def __init__(
-        self,
-        strategy: CompactionStrategy,
-        *,
-        scope: Scope | None = None,
-        goal: str = "",
-        next_action: str = "",
-        trigger_tokens: int | None = None,
-    ) -> None:
-        super().__init__()
-        self.strategy = strategy
-        self.scope = scope
-        self.goal = goal
-        self.next_action = next_action
-        self.trigger_tokens = trigger_tokens
-        self.last_result: AdapterResult | None = None
 
     def before_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Synchronous hook: the same as `abefore_model`."""
@@ -96,16 +78,11 @@ class TracetrimAgentMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         if len(messages) < 2:
             return None
         neutral = from_langchain(messages)
-        result = await compact_history(
-            self.strategy,
+        result = await self.compact_neutral(
             neutral,
             scope=self.scope or Scope("langchain", self.name, _thread_id()),
-            goal=self.goal,
-            next_action=self.next_action,
             protected_message_ids=[neutral[-1]["id"]],
-            trigger_tokens=self.trigger_tokens,
         )
-        self.last_result = result
         if result.messages is None:
             return None
         updates = message_updates(messages, neutral, result.messages)

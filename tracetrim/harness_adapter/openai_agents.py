@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -10,41 +9,27 @@ from agents.items import TResponseInputItem
 from agents.memory.session import OpenAIResponsesCompactionArgs, Session
 from agents.run_config import CallModelData, ModelInputData
 
-from tracetrim._json import canonical_json
+from tracetrim._json import digest
 from tracetrim._logging import logger as _log
 from tracetrim._scope import Scope
 from tracetrim.formats import from_openai_responses, to_openai_responses
 from tracetrim.harness_adapter._identity import reuse_originals
-from tracetrim.harness_adapter._run import AdapterResult, compact_history
+from tracetrim.harness_adapter._run import AdapterResult, CompactingAdapter
 from tracetrim.harness_adapter._strategy import CompactionStrategy
 
 __all__ = ["CompactingSession", "TracetrimInputFilter"]
 
 
-async def _compact_items(
-    strategy: CompactionStrategy,
-    items: Sequence[Any],
-    *,
-    scope: Scope,
-    goal: str,
-    next_action: str,
-    trigger_tokens: int | None,
-) -> tuple[AdapterResult, list[Any] | None]:
+async def _compact_items(adapter: CompactingAdapter, items: Sequence[Any], scope: Scope) -> list[Any] | None:
+    """The items to adopt, or None; what happened is left in ``adapter.last_result``."""
     neutral = from_openai_responses(list(items))
     if len(neutral) < 2:
-        return AdapterResult(None), None
-    result = await compact_history(
-        strategy,
-        neutral,
-        scope=scope,
-        goal=goal,
-        next_action=next_action,
-        protected_message_ids=[neutral[-1]["id"]],
-        trigger_tokens=trigger_tokens,
-    )
+        adapter.last_result = AdapterResult(None)
+        return None
+    result = await adapter.compact_neutral(neutral, scope=scope, protected_message_ids=[neutral[-1]["id"]])
     if result.messages is None:
-        return result, None
-    return result, reuse_originals(items, to_openai_responses(result.messages))
+        return None
+    return reuse_originals(items, to_openai_responses(result.messages))
 
 
 _WITHHELD_LIMIT = 4096
@@ -52,7 +37,7 @@ _WITHHELD_LIMIT = 4096
 
 def _fingerprint(item: Any) -> str | None:
     try:
-        return hashlib.sha256(canonical_json(item).encode("utf-8")).hexdigest()
+        return digest(item)
     except (TypeError, ValueError):  # not plain JSON: never withheld
         return None
 
@@ -72,7 +57,7 @@ def _answers_server_calls(items: Sequence[Any]) -> bool:
     return any(is_output and call_id not in calls for call_id, is_output in ids)
 
 
-class TracetrimInputFilter:
+class TracetrimInputFilter(CompactingAdapter):
     """A ``RunConfig(call_model_input_filter=...)`` that compacts the input of every model call.
 
     Only what the model receives changes; the run's own items and any session keep the full history
@@ -97,12 +82,9 @@ class TracetrimInputFilter:
         next_action: str = "",
         trigger_tokens: int | None = None,
     ) -> None:
-        self.strategy = strategy
-        self.scope = scope
-        self.goal = goal
-        self.next_action = next_action
-        self.trigger_tokens = trigger_tokens
-        self.last_result: AdapterResult | None = None
+        super().__init__(
+            strategy, scope=scope, goal=goal, next_action=next_action, trigger_tokens=trigger_tokens
+        )
         self._withheld: dict[str, None] = {}  # fingerprints of items replaced or dropped, oldest first
 
     def _remember_withheld(self, original: Sequence[Any], sent: Sequence[Any]) -> None:
@@ -139,22 +121,15 @@ class TracetrimInputFilter:
             if kept is None:
                 return model_data
             return ModelInputData(input=kept, instructions=model_data.instructions)
-        result, items = await _compact_items(
-            self.strategy,
-            model_data.input,
-            scope=self.scope or Scope("openai-agents", data.agent.name or "agent", "default"),
-            goal=self.goal,
-            next_action=self.next_action,
-            trigger_tokens=self.trigger_tokens,
-        )
-        self.last_result = result
+        scope = self.scope or Scope("openai-agents", data.agent.name or "agent", "default")
+        items = await _compact_items(self, model_data.input, scope)
         if items is None:
             return model_data
         self._remember_withheld(model_data.input, items)
         return ModelInputData(input=items, instructions=model_data.instructions)
 
 
-class CompactingSession:
+class CompactingSession(CompactingAdapter):
     """Wraps any openai-agents ``Session`` and compacts its stored history between runs.
 
     The Runner calls `run_compaction` after it saves a run's items (the SDK's compaction hook); `compact`
@@ -178,12 +153,13 @@ class CompactingSession:
         self.session = session
         self.session_id = session.session_id
         self.session_settings = getattr(session, "session_settings", None)
-        self.strategy = strategy
-        self.scope = scope or Scope("openai-agents", "session", session.session_id)
-        self.goal = goal
-        self.next_action = next_action
-        self.trigger_tokens = trigger_tokens
-        self.last_result: AdapterResult | None = None
+        super().__init__(
+            strategy,
+            scope=scope or Scope("openai-agents", "session", session.session_id),
+            goal=goal,
+            next_action=next_action,
+            trigger_tokens=trigger_tokens,
+        )
 
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
         """The stored history (the latest ``limit`` items when given)."""
@@ -208,15 +184,10 @@ class CompactingSession:
     async def compact(self) -> AdapterResult:
         """Compact the stored history now; ``messages`` is None when it was left as it was."""
         items = await self.session.get_items()
-        result, new_items = await _compact_items(
-            self.strategy,
-            items,
-            scope=self.scope,
-            goal=self.goal,
-            next_action=self.next_action,
-            trigger_tokens=self.trigger_tokens,
-        )
-        self.last_result = result
+        assert self.scope is not None  # always set at construction
+        new_items = await _compact_items(self, items, self.scope)
+        result = self.last_result
+        assert result is not None
         if new_items is None:
             return result
         if await self.session.get_items() != items:

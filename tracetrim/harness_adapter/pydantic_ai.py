@@ -11,13 +11,13 @@ from pydantic_ai.messages import ModelMessage, ModelRequest
 from tracetrim._scope import Scope
 from tracetrim.formats import from_pydantic_ai, to_pydantic_ai
 from tracetrim.harness_adapter._identity import reuse_originals
-from tracetrim.harness_adapter._run import AdapterResult, compact_history
+from tracetrim.harness_adapter._run import CompactingAdapter
 from tracetrim.harness_adapter._strategy import CompactionStrategy
 
 __all__ = ["TracetrimHistoryProcessor", "tracetrim_capability"]
 
 
-class TracetrimHistoryProcessor:
+class TracetrimHistoryProcessor(CompactingAdapter):
     """A pydantic-ai history processor: ``await processor(ctx, messages) -> messages``.
 
     Compacts the history before each model request. The last message (the request about to be sent)
@@ -27,22 +27,6 @@ class TracetrimHistoryProcessor:
     ``Scope("pydantic-ai", <agent name or "agent">, <conversation id, else run id, else "default">)``.
     ``trigger_tokens`` skips planning while the history is smaller; None plans before every request.
     """
-
-    def __init__(
-        self,
-        strategy: CompactionStrategy,
-        *,
-        scope: Scope | None = None,
-        goal: str = "",
-        next_action: str = "",
-        trigger_tokens: int | None = None,
-    ) -> None:
-        self.strategy = strategy
-        self.scope = scope
-        self.goal = goal
-        self.next_action = next_action
-        self.trigger_tokens = trigger_tokens
-        self.last_result: AdapterResult | None = None
 
     def scope_for(self, ctx: RunContext[Any]) -> Scope:
         """The archive scope of this run's history."""
@@ -59,16 +43,9 @@ class TracetrimHistoryProcessor:
         neutral = from_pydantic_ai(messages)
         # A request may become several neutral messages; all of the last one's pieces are protected.
         head = len(from_pydantic_ai(messages[:-1]))
-        result = await compact_history(
-            self.strategy,
-            neutral,
-            scope=self.scope_for(ctx),
-            goal=self.goal,
-            next_action=self.next_action,
-            protected_message_ids=[m["id"] for m in neutral[head:]],
-            trigger_tokens=self.trigger_tokens,
+        result = await self.compact_neutral(
+            neutral, scope=self.scope_for(ctx), protected_message_ids=[m["id"] for m in neutral[head:]]
         )
-        self.last_result = result
         if result.messages is None:
             return messages
         new = to_pydantic_ai(result.messages)
