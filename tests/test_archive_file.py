@@ -1,7 +1,8 @@
-"""FileArchive specifics: permissions, symlinks, special files, leftover temp files."""
+"""FileArchive specifics: permissions, symlinks, special files, leftover temp files, large snapshots."""
 
 from __future__ import annotations
 
+import asyncio
 import fcntl
 import os
 import stat
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests._archive_support import make_history
+from tracetrim._json import canonical_bytes
 from tracetrim._scope import Scope
 from tracetrim.archive import (
     ArchiveCorruptedError,
@@ -17,7 +19,10 @@ from tracetrim.archive import (
     FileArchive,
     UnsafePathError,
     prune,
+    snapshot_document,
+    snapshot_ref,
 )
+from tracetrim.archive._file import HASH_BESIDE_WRITE_BYTES
 from tracetrim.archive._protocol import scope_key
 
 SCOPE = Scope(user_id="u1", agent_id="a1", session_id="s1")
@@ -140,3 +145,23 @@ def test_max_bytes_must_be_positive(tmp_path: Path) -> None:
     for bad in (0, -1, True, 1.5):
         with pytest.raises(ValueError, match="max_bytes"):
             FileArchive(tmp_path, max_bytes=bad)  # type: ignore[arg-type]
+
+
+async def test_large_snapshots_hash_beside_the_write_and_are_stored_once(tmp_path: Path) -> None:
+    """Past HASH_BESIDE_WRITE_BYTES the reference is computed while the bytes are written."""
+    archive = FileArchive(tmp_path / "root")
+    history = make_history(30, seed=11, result_chars=60_000)
+    data = canonical_bytes(snapshot_document(SCOPE, history))
+    assert len(data) >= HASH_BESIDE_WRITE_BYTES
+    ref = await archive.save(SCOPE, history)
+    assert ref == snapshot_ref(SCOPE, history)
+    target = tmp_path / "root" / scope_key(SCOPE) / f"{ref}.json"
+    assert target.read_bytes() == data
+    before = target.stat()
+    copies = [make_history(30, seed=11, result_chars=60_000) for _ in range(8)]
+    again = await asyncio.gather(*(archive.save(SCOPE, copy) for copy in copies))
+    assert set(again) == {ref}
+    after = target.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    assert [p.name for p in target.parent.iterdir()] == [target.name]
+    assert await archive.restore(SCOPE, ref) == history

@@ -23,19 +23,28 @@ class EncodedSnapshot:
     data: bytes
 
 
-def encode_snapshot(scope: Scope, messages: Sequence[Message], max_bytes: int) -> EncodedSnapshot:
-    """Validate and encode a history; refuse it with `ArchiveLimitError` before any write if too large."""
+def encode_history(scope: Scope, messages: Sequence[Message], max_bytes: int) -> bytes:
+    """Validate a history and encode its snapshot; refuse it with `ArchiveLimitError` if too large.
+
+    The reference is left to the caller, which may hash the bytes while it writes them.
+    """
     check_messages(messages)
     try:
         data = canonical_bytes(snapshot_document(scope, messages))
     except (TypeError, ValueError):
         raise unencodable_error(messages) from None
-    ref = sha256_hex(data)
     if len(data) > max_bytes:
         raise ArchiveLimitError(
-            f"snapshot {ref} for {scope_label(scope)} is {len(data)} bytes; the limit is {max_bytes}"
+            f"snapshot {sha256_hex(data)} for {scope_label(scope)} is {len(data)} bytes;"
+            f" the limit is {max_bytes}"
         )
-    return EncodedSnapshot(ref=ref, data=data)
+    return data
+
+
+def encode_snapshot(scope: Scope, messages: Sequence[Message], max_bytes: int) -> EncodedSnapshot:
+    """Validate and encode a history with its reference; refuse it before any write if too large."""
+    data = encode_history(scope, messages, max_bytes)
+    return EncodedSnapshot(ref=sha256_hex(data), data=data)
 
 
 def check_size(scope: Scope, ref: str, size: int, max_bytes: int) -> None:

@@ -12,13 +12,13 @@ import re
 import secrets
 import stat
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-import aiofiles
-
+from tracetrim._json import sha256_hex
 from tracetrim._scope import Scope
 from tracetrim._snapshot import Message
-from tracetrim.archive._document import EncodedSnapshot, check_size, decode_snapshot, encode_snapshot
+from tracetrim.archive._document import EncodedSnapshot, check_size, decode_snapshot, encode_history
 from tracetrim.archive._errors import (
     ArchiveCorruptedError,
     ArchiveError,
@@ -30,6 +30,8 @@ from tracetrim.archive._protocol import DEFAULT_MAX_BYTES, ArchiveEntry, check_r
 _TMP_PREFIX = ".tmp-"
 _SNAPSHOT_NAME = re.compile(r"([0-9a-f]{64})\.json")
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# Below this size a second thread costs more than hashing beside the write saves.
+HASH_BESIDE_WRITE_BYTES = 1_000_000
 
 
 def _snapshot_name(ref: str) -> str:
@@ -58,8 +60,9 @@ def _open_dir(path: str | Path, *, dir_fd: int | None, create: bool) -> int | No
     return _open_dir(path, dir_fd=dir_fd, create=False)
 
 
-def _private_opener(dir_fd: int, extra: int, path: str, flags: int) -> int:
-    return os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC | extra, 0o600, dir_fd=dir_fd)
+def _open_private(dir_fd: int, name: str, flags: int) -> int:
+    """Open ``name`` in the folder, never through a symlink; a file it creates is owner-only."""
+    return os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
 
 
 def _lock_fresh_temp(dir_fd: int, name: str, fd: int) -> bool:
@@ -87,9 +90,8 @@ def _regular_size(dir_fd: int, name: str) -> int | None:
     return info.st_size if stat.S_ISREG(info.st_mode) else None
 
 
-def _commit(fd: int, dir_fd: int, tmp: str, name: str, size: int) -> None:
-    """Make a fully written temp file visible under its final name, durably."""
-    os.fsync(fd)
+def _commit(dir_fd: int, tmp: str, name: str, size: int) -> None:
+    """Make a fully written, fsynced temp file visible under its final name, durably."""
     try:
         # link, unlike rename, never replaces: the first copy of a snapshot keeps its creation time
         os.link(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
@@ -103,6 +105,49 @@ def _commit(fd: int, dir_fd: int, tmp: str, name: str, size: int) -> None:
     with contextlib.suppress(FileNotFoundError):  # already renamed into place
         os.unlink(tmp, dir_fd=dir_fd)
     os.fsync(dir_fd)
+
+
+def _stored(dir_fd: int, name: str, size: int) -> bool:
+    return _regular_size(dir_fd, name) == size
+
+
+def _write(dir_fd: int, data: bytes, ref: str | Future[str]) -> None:
+    """Store ``data`` under the name of ``ref`` through a locked, fsynced temp file; once only.
+
+    ``ref`` may still be being hashed in another thread: the bytes go to the page cache
+    meanwhile, and whether they are stored already is asked before the fsync, so a repeated
+    save never makes the disk write them again.
+    """
+    if isinstance(ref, str) and _stored(dir_fd, _snapshot_name(ref), len(data)):
+        return
+    while True:
+        tmp = f"{_TMP_PREFIX}{secrets.token_hex(8)}"
+        fd = _open_private(dir_fd, tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+        try:
+            if not _lock_fresh_temp(dir_fd, tmp, fd):
+                continue  # a sweeper took it before we locked it: start over under a new name
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                name = _snapshot_name(ref if isinstance(ref, str) else ref.result())
+                if _stored(dir_fd, name, len(data)):
+                    os.unlink(tmp, dir_fd=dir_fd)
+                    return
+                os.fsync(fd)
+                _commit(dir_fd, tmp, name, len(data))
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp, dir_fd=dir_fd)
+                raise
+            return
+        finally:
+            os.close(fd)
+
+
+@functools.cache
+def _hashers() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(thread_name_prefix="tracetrim-archive-hash")
 
 
 def _sweep(dir_fd: int) -> int:
@@ -190,65 +235,61 @@ class FileArchive:
             os.close(root_fd)
 
     async def save(self, scope: Scope, messages: Sequence[Message]) -> str:
-        """Store the history durably; return its reference. Saving it again writes nothing."""
-        snap = await asyncio.to_thread(encode_snapshot, scope, messages, self.max_bytes)
-        await self._put(scope, snap)
-        return snap.ref
+        """Store the history durably; return its reference. Saving it again stores nothing new."""
+        return await asyncio.to_thread(self._save, scope, messages)
+
+    def _save(self, scope: Scope, messages: Sequence[Message]) -> str:
+        data = encode_history(scope, messages, self.max_bytes)
+        if len(data) < HASH_BESIDE_WRITE_BYTES:
+            ref = sha256_hex(data)
+            self._store(scope, data, ref)
+            return ref
+        # hashlib and os.write both release the GIL: hash in a second thread while writing
+        hashing = _hashers().submit(sha256_hex, data)
+        self._store(scope, data, hashing)
+        return hashing.result()
 
     async def _put(self, scope: Scope, snap: EncodedSnapshot) -> None:
         """Store already encoded snapshot bytes (split from `save` so benchmarks can time the I/O)."""
-        name = _snapshot_name(snap.ref)
+        await asyncio.to_thread(self._store, scope, snap.data, snap.ref)
+
+    def _store(self, scope: Scope, data: bytes, ref: str | Future[str]) -> None:
+        """Store ``data`` under ``ref`` (a reference, or one being hashed) unless it is stored."""
         try:
-            dir_fd = await asyncio.to_thread(self._scope_dir, scope, True)
+            dir_fd = self._scope_dir(scope, True)
             assert dir_fd is not None
             try:
-                await asyncio.to_thread(_sweep, dir_fd)
-                if await asyncio.to_thread(_regular_size, dir_fd, name) == len(snap.data):
-                    return
-                await self._write(dir_fd, name, snap.data)
+                _sweep(dir_fd)
+                _write(dir_fd, data, ref)
             finally:
                 os.close(dir_fd)
         except ArchiveError:
             raise
         except OSError as exc:
-            raise ArchiveError(f"could not save snapshot {snap.ref} in {scope_label(scope)}: {exc}") from exc
-
-    async def _write(self, dir_fd: int, name: str, data: bytes) -> None:
-        while True:
-            tmp = f"{_TMP_PREFIX}{secrets.token_hex(8)}"
-            opener = functools.partial(_private_opener, dir_fd, 0)
-            async with aiofiles.open(tmp, "xb", opener=opener) as handle:
-                fd = handle.fileno()
-                if not _lock_fresh_temp(dir_fd, tmp, fd):
-                    continue  # a sweeper took it before we locked it: start over under a new name
-                try:
-                    await handle.write(data)
-                    await handle.flush()
-                    await asyncio.to_thread(_commit, fd, dir_fd, tmp, name, len(data))
-                except BaseException:
-                    with contextlib.suppress(OSError):
-                        os.unlink(tmp, dir_fd=dir_fd)
-                    raise
-                return
+            shown = ref if isinstance(ref, str) else ref.result()
+            raise ArchiveError(f"could not save snapshot {shown} in {scope_label(scope)}: {exc}") from exc
 
     async def restore(self, scope: Scope, ref: str) -> list[Message]:
         """The verified history saved under ``ref`` in ``scope``."""
         check_ref(ref)
+        return await asyncio.to_thread(self._restore, scope, ref)
+
+    def _restore(self, scope: Scope, ref: str) -> list[Message]:
         where = f"snapshot {ref} in {scope_label(scope)}"
         try:
-            dir_fd = await asyncio.to_thread(self._scope_dir, scope, False)
+            dir_fd = self._scope_dir(scope, False)
             if dir_fd is None:
                 raise ArchiveNotFoundError(f"no {where}")
             try:
-                opener = functools.partial(_private_opener, dir_fd, os.O_NONBLOCK)
-                async with aiofiles.open(_snapshot_name(ref), "rb", opener=opener) as handle:
-                    info = os.fstat(handle.fileno())
-                    if not stat.S_ISREG(info.st_mode):
-                        raise ArchiveCorruptedError(f"{where} is not a regular file")
-                    check_size(scope, ref, info.st_size, self.max_bytes)
-                    data = await handle.read(self.max_bytes + 1)
+                fd = _open_private(dir_fd, _snapshot_name(ref), os.O_RDONLY | os.O_NONBLOCK)
             finally:
                 os.close(dir_fd)
+            with os.fdopen(fd, "rb") as handle:
+                info = os.fstat(fd)
+                if not stat.S_ISREG(info.st_mode):
+                    raise ArchiveCorruptedError(f"{where} is not a regular file")
+                check_size(scope, ref, info.st_size, self.max_bytes)
+                data = handle.read(info.st_size + 1)  # +1: a file that grew since is still caught
         except FileNotFoundError:
             raise ArchiveNotFoundError(f"no {where}") from None
         except ArchiveError:
@@ -257,7 +298,7 @@ class FileArchive:
             if exc.errno == errno.ELOOP:
                 raise ArchiveCorruptedError(f"{where} is a symlink; refused") from None
             raise ArchiveError(f"could not read {where}: {exc}") from exc
-        return await asyncio.to_thread(decode_snapshot, scope, ref, data, self.max_bytes)
+        return decode_snapshot(scope, ref, data, self.max_bytes)
 
     async def list(self, scope: Scope) -> list[ArchiveEntry]:
         """The snapshots of ``scope``, oldest first (creation = file modification time)."""

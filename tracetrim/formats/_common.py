@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 from collections.abc import Iterable
 from typing import Any
 
-from tracetrim._json import canonical_json
+from tracetrim._json import digest
 from tracetrim._snapshot import Block, Message, SnapshotError
 
 RAW = "raw"
@@ -48,8 +47,7 @@ def content_id(prefix: str, payload: Any, seen: dict[str, int]) -> str:
 
     Content rather than position keeps an id stable when earlier messages are removed by compaction.
     """
-    digest = hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()[:16]
-    base = f"{prefix}{digest}"
+    base = f"{prefix}{digest(payload)[:16]}"
     count = seen.get(base, 0)
     seen[base] = count + 1
     return base if count == 0 else f"{base}-{count}"

@@ -1,0 +1,140 @@
+"""The canonical encoding: its fast path writes exactly the bytes of the json definition, or fails alike."""
+
+from __future__ import annotations
+
+import enum
+import json
+import math
+import uuid
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tracetrim._json import canonical_bytes, canonical_json, digest, sha256_hex
+
+
+def reference(value: Any) -> bytes:
+    """The definition, spelled out with the stdlib alone."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return text.encode("utf-8")
+
+
+def outcome(encode: Any, value: Any) -> tuple[str, Any]:
+    try:
+        return "ok", encode(value)
+    except (TypeError, ValueError) as exc:
+        return "error", type(exc)
+
+
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.floats(min_value=-1e-3, max_value=1e-3)
+    | st.floats(min_value=1e14, max_value=1e18)
+    | st.text()
+)
+keys = st.text(max_size=6) | st.sampled_from(["", "é", "\U0001f600", "\uffff", "Z", "a", "id", "\x00"])
+values = st.recursive(
+    scalars,
+    lambda children: st.lists(children, max_size=5) | st.dictionaries(keys, children, max_size=5),
+    max_leaves=40,
+)
+
+
+@settings(max_examples=1500)
+@given(values)
+def test_canonical_bytes_are_the_json_definition(value: Any) -> None:
+    assert outcome(canonical_bytes, value) == outcome(reference, value)
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_every_finite_float_is_written_as_json_writes_it(number: float) -> None:
+    assert canonical_bytes({"x": number, "y": [number]}) == reference({"x": number, "y": [number]})
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        1e-5,
+        -1.5e-7,
+        1e16,
+        1.7976931348623157e308,
+        5e-324,
+        2**64,
+        -(2**63) - 1,
+        {"b": 1, "a": [1e-9, "x"]},
+        {"\U0001f600": 1, "\uffff": 2, "é": 3, "e": 4},
+        ["\x00\x1f\x7f\u2028\u2029 \\ \" \b\f\n\r\t"],
+        {1: "int key", "1": "string key"},
+        {True: 1, None: 2},
+        (1, 2, [3]),
+    ],
+)
+def test_values_off_the_fast_path_match_the_definition(value: Any) -> None:
+    assert outcome(canonical_bytes, value) == outcome(reference, value)
+
+
+class Colour(enum.Enum):
+    RED = "red"
+
+
+class Size(enum.IntEnum):
+    SMALL = 1
+
+
+class Name(str):
+    pass
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        float("nan"),
+        [float("inf")],
+        {"x": -math.inf},
+        Colour.RED,
+        {"c": Colour.RED},
+        uuid.UUID(int=7),
+        [uuid.UUID(int=7)],
+        {"s": {1, 2}},
+        b"bytes",
+        "\ud800",
+        {"lone": ["\udfff"]},
+    ],
+)
+def test_values_json_refuses_are_refused(value: Any) -> None:
+    """orjson would write NaN as null and enums or UUIDs as values; the definition refuses them."""
+    assert outcome(canonical_bytes, value)[0] == "error"
+    assert outcome(canonical_bytes, value) == outcome(reference, value)
+
+
+@pytest.mark.parametrize("value", [Size.SMALL, [Name("a")], {Name("k"): Size.SMALL}, {"x": True}])
+def test_subclasses_are_written_as_json_writes_them(value: Any) -> None:
+    assert canonical_bytes(value) == reference(value)
+
+
+def test_deep_and_cyclic_values_take_the_json_path() -> None:
+    deep: Any = "leaf"
+    for _ in range(400):
+        deep = [deep]
+    assert canonical_bytes(deep) == reference(deep)
+    cyclic: list[Any] = []
+    cyclic.append(cyclic)
+    with pytest.raises(ValueError, match="Circular"):
+        canonical_bytes(cyclic)
+
+
+def test_canonical_bytes_are_the_canonical_text_encoded() -> None:
+    value = {"z": "é\U0001f600", "a": [1, 2.5, None, True, {"k": "v"}]}
+    assert canonical_bytes(value) == canonical_json(value).encode("utf-8")
+    assert canonical_json(value) == '{"a":[1,2.5,null,true,{"k":"v"}],"z":"é\U0001f600"}'
+
+
+def test_digest_is_the_sha256_of_the_canonical_bytes() -> None:
+    value = {"b": [1, 2], "a": "x"}
+    assert digest(value) == sha256_hex(b'{"a":"x","b":[1,2]}')
+    assert digest(value) == "721ef82f2d6c0997bffb7a8ab3f40f8fb45b0b52ce2af3afa6b0f05efbdc317f"
