@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import fcntl
 import os
+import signal
 import stat
+import warnings
 from pathlib import Path
 
 import pytest
@@ -165,3 +167,22 @@ async def test_large_snapshots_hash_beside_the_write_and_are_stored_once(tmp_pat
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
     assert [p.name for p in target.parent.iterdir()] == [target.name]
     assert await archive.restore(SCOPE, ref) == history
+
+
+def test_a_forked_child_can_save_large_snapshots(tmp_path: Path) -> None:
+    """The hashing threads of the parent do not exist in a forked child; its saves must not wait on them."""
+    archive = FileArchive(tmp_path / "root")
+    asyncio.run(archive.save(SCOPE, make_history(30, seed=12, result_chars=60_000)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # forking a process with threads
+        pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the child
+        signal.alarm(20)  # a hung save ends the child by SIGALRM, not the test run
+        try:
+            asyncio.run(archive.save(SCOPE, make_history(30, seed=13, result_chars=60_000)))
+        except BaseException:
+            os._exit(1)
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert len(asyncio.run(archive.list(SCOPE))) == 2

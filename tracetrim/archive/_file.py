@@ -150,6 +150,10 @@ def _hashers() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(thread_name_prefix="tracetrim-archive-hash")
 
 
+# A forked child inherits the pool but not its threads: work sent to it would wait forever.
+os.register_at_fork(after_in_child=_hashers.cache_clear)
+
+
 def _sweep(dir_fd: int) -> int:
     """Remove temp files no live writer holds; return how many were removed."""
     removed = 0
