@@ -105,6 +105,19 @@ def test_enforce_needs_an_archive() -> None:
         tt.Compactor(_drop_all(), execution=tt.ExecutionOptions(mode=tt.Mode.ENFORCE))
 
 
+@pytest.mark.parametrize("strategy", ["compactor", "offload"])
+async def test_a_bare_message_list_is_refused_with_a_clear_error(strategy: str) -> None:
+    messages = tool_history(3)
+    planner: Any = (
+        _compactor(_drop_all(), tt.Mode.SHADOW)
+        if strategy == "compactor"
+        else tt.OffloadStrategy(config=tt.OffloadConfig(max_total_tokens=10, mode=tt.OffloadMode.COMPACT))
+    )
+    for call_it in (planner.plan, planner.compact):
+        with pytest.raises(TypeError, match=r"CompactionRequest, got list.*CompactionRequest\(messages\)"):
+            await call_it(messages)
+
+
 async def test_enforce_needs_a_scope() -> None:
     archive = KeyValueArchive(MemoryStore())
     messages = tool_history(3)

@@ -133,7 +133,16 @@ async def run_plan(
     execution: ExecutionOptions, request: CompactionRequest, body: Callable[[float], Awaitable[Outcome]]
 ) -> Outcome:
     """The frame of every strategy's ``plan``: OFF skips, `Stop` ends early, a bug becomes an ERROR
-    outcome, and each outcome gets its elapsed time and record. ``body`` gets the start time."""
+    outcome, and each outcome gets its elapsed time and record. ``body`` gets the start time.
+
+    Only a call with something other than a `CompactionRequest` raises (`TypeError`): that is a
+    mistake in the host's code, to be found on the first call, not an outcome to be logged.
+    """
+    if not isinstance(request, CompactionRequest):
+        raise TypeError(
+            f"plan() and compact() take a tracetrim.CompactionRequest, got {type(request).__name__};"
+            " wrap the history: CompactionRequest(messages)"
+        )
     started = time.perf_counter()
     try:
         if execution.mode is Mode.OFF:
