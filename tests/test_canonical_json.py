@@ -12,13 +12,26 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tracetrim._json import canonical_bytes, canonical_json, digest, sha256_hex
+from tracetrim._json import (
+    canonical_bytes,
+    canonical_json,
+    canonical_length,
+    compact_bytes,
+    compact_json,
+    digest,
+    sha256_hex,
+)
 
 
 def reference(value: Any) -> bytes:
     """The definition, spelled out with the stdlib alone."""
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     return text.encode("utf-8")
+
+
+def compact_reference(value: Any) -> bytes:
+    """The compact form: the definition in the value's own key order."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
 
 
 def outcome(encode: Any, value: Any) -> tuple[str, Any]:
@@ -49,6 +62,13 @@ values = st.recursive(
 @given(values)
 def test_canonical_bytes_are_the_json_definition(value: Any) -> None:
     assert outcome(canonical_bytes, value) == outcome(reference, value)
+
+
+@settings(max_examples=500)
+@given(values)
+def test_compact_bytes_and_lengths_follow_the_json_definition(value: Any) -> None:
+    assert outcome(compact_bytes, value) == outcome(compact_reference, value)
+    assert outcome(canonical_length, value) == outcome(lambda v: len(canonical_json(v)), value)
 
 
 @given(st.floats(allow_nan=False, allow_infinity=False))
@@ -138,3 +158,19 @@ def test_digest_is_the_sha256_of_the_canonical_bytes() -> None:
     value = {"b": [1, 2], "a": "x"}
     assert digest(value) == sha256_hex(b'{"a":"x","b":[1,2]}')
     assert digest(value) == "721ef82f2d6c0997bffb7a8ab3f40f8fb45b0b52ce2af3afa6b0f05efbdc317f"
+
+
+def test_lengths_count_characters_not_bytes() -> None:
+    value = {"text": "naïve \U0001f600 café", "n": [1, 2]}
+    assert canonical_length(value) == len(canonical_json(value)) < len(canonical_bytes(value))
+    assert compact_bytes(value) == compact_json(value).encode("utf-8")
+
+
+def test_ordinary_histories_take_the_fast_path() -> None:
+    """A regression to the slow path would still be correct, so only this shows it."""
+    from tests._histories import tool_history
+    from tracetrim._json import _orjson_agrees
+
+    history = tool_history(5)
+    history[1]["metadata"] = {"created_at": 1764412800.125, "tokens": 321, "cached": None, "ok": True}
+    assert _orjson_agrees(history)

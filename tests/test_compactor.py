@@ -61,6 +61,9 @@ async def test_shadow_proposes_but_compact_returns_none() -> None:
     assert await compactor.compact(tt.CompactionRequest(messages)) is None
     assert messages == original
     assert records[0].mode == "shadow" and records[0].actions == {"drop_call": 5}
+    shown = repr(outcome)
+    assert f"messages=<{len(outcome.plan.messages)} messages>" in shown and "decisions=<5 decisions>" in shown
+    assert len(shown) < 1000
 
 
 async def test_enforce_archives_the_original_before_adopting() -> None:

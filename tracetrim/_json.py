@@ -101,6 +101,26 @@ def canonical_bytes(value: Any) -> bytes:
     return canonical_json(value).encode("utf-8")
 
 
+def compact_bytes(value: Any) -> bytes:
+    """``compact_json(value).encode()``, made the way `canonical_bytes` is made."""
+    if _orjson_agrees(value):
+        try:
+            return orjson.dumps(value)
+        except orjson.JSONEncodeError:
+            pass
+    return compact_json(value).encode("utf-8")
+
+
+def text_length(data: bytes) -> int:
+    """The number of characters UTF-8 ``data`` decodes to."""
+    return len(data) if data.isascii() else len(data.decode("utf-8"))
+
+
+def canonical_length(value: Any) -> int:
+    """``len(canonical_json(value))``: the characters every size and reduction is measured in."""
+    return text_length(canonical_bytes(value))
+
+
 def sha256_hex(data: bytes) -> str:
     """Lower-case hex SHA-256 of ``data``."""
     return hashlib.sha256(data).hexdigest()

@@ -8,7 +8,7 @@ from typing import Any
 
 import attrs
 
-from tracetrim._json import canonical_json
+from tracetrim._json import canonical_json, canonical_length
 from tracetrim._snapshot import Message
 from tracetrim.compactor import CompactionRequest, Compactor, CompactorConfig, ExecutionOptions, Mode
 from tracetrim.compactor._pairs import Pair, find_pairs, protected_messages
@@ -197,7 +197,7 @@ class QualityRow:
 
 def history_chars(messages: Sequence[Message]) -> int:
     """Characters of the canonical JSON of a history (the planner's measure)."""
-    return len(canonical_json(list(messages)))
+    return canonical_length(list(messages))
 
 
 def strings_of(value: Any) -> Iterator[str]:

@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from tracetrim._json import compact_json
+from tracetrim._json import compact_bytes, compact_json
 
 Message = dict[str, Any]
 """One neutral message: ``{"id", "role", "name", "content": [block, ...], "metadata"}``."""
@@ -120,19 +120,19 @@ def unencodable_error(messages: Sequence[Any]) -> SnapshotError:
     return SnapshotError("history is not JSON-serialisable")
 
 
-def copy_messages(messages: Any) -> tuple[list[Message], str]:
-    """Validate ``messages`` and return a deep copy plus its `compact_json` text.
+def copy_messages(messages: Any) -> tuple[list[Message], bytes]:
+    """Validate ``messages`` and return a deep copy plus its `compact_bytes`.
 
     The copy goes through JSON so it is both fast and proof that the history is plain JSON;
     key order is preserved so unknown fields survive exactly as the host wrote them.
     """
     check_messages(messages)
     try:
-        text = compact_json(list(messages))
+        data = compact_bytes(list(messages))
     except (TypeError, ValueError):
         raise unencodable_error(messages) from None
-    copied: list[Message] = json.loads(text)
-    return copied, text
+    copied: list[Message] = json.loads(data)
+    return copied, data
 
 
 def validate_messages(messages: Any) -> list[Message]:

@@ -6,7 +6,7 @@ import asyncio
 
 import attrs
 
-from tracetrim._json import canonical_json
+from tracetrim._json import canonical_length
 from tracetrim._scope import Scope
 from tracetrim._snapshot import Message
 from tracetrim._tokens import estimate_tokens
@@ -173,7 +173,7 @@ class Compactor:
             messages_before=len(messages),
             messages_after=len(rebuilt.messages),
             chars_before=transcript.chars,
-            chars_after=len(canonical_json(rebuilt.messages)),
+            chars_after=canonical_length(rebuilt.messages),
             candidates=len(candidates),
             protected=len(pairs) - len(candidates),
             requests=answers.requests,
@@ -216,7 +216,7 @@ class Compactor:
             tail_chars=config.truncate_tail_chars,
         )
         if len(saved) != len(ref):  # a custom archive's references differ in length: sizes change
-            stats = with_reduction(attrs.evolve(stats, chars_after=len(canonical_json(rebuilt.messages))))
+            stats = with_reduction(attrs.evolve(stats, chars_after=canonical_length(rebuilt.messages)))
             decisions = pair_decisions(messages, pairs, rebuilt.applied, rebuilt.chars_after, probabilities)
         check_unchanged(request, transcript)
         return Outcome(

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from tracetrim._json import canonical_json
+from tracetrim._json import canonical_length
 from tracetrim._snapshot import Message
 from tracetrim._tokens import TokenCounter, estimate_tokens
 from tracetrim.archive import Archive, snapshot_ref
@@ -185,7 +185,7 @@ class OffloadStrategy:
                 messages_before=len(messages),
                 messages_after=len(final),
                 chars_before=transcript.chars,
-                chars_after=len(canonical_json(final)),
+                chars_after=canonical_length(final),
                 candidates=offloaded + summarised,
                 protected=base.protected,
                 requests=sum(s.requests for s in proposal.summaries),

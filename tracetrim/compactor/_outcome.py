@@ -67,10 +67,13 @@ class PlanStats:
 
 @attrs.frozen(kw_only=True)
 class Plan:
-    """A proposal: the new history, one decision per pair, the numbers, and the archive reference."""
+    """A proposal: the new history, one decision per pair, the numbers, and the archive reference.
 
-    messages: list[Message]
-    decisions: tuple[PairDecision, ...]
+    Its repr counts messages and decisions rather than printing them: a history runs to megabytes.
+    """
+
+    messages: list[Message] = attrs.field(repr=lambda messages: f"<{len(messages)} messages>")
+    decisions: tuple[PairDecision, ...] = attrs.field(repr=lambda decisions: f"<{len(decisions)} decisions>")
     stats: PlanStats
     archive_ref: str = ""
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import attrs
 
-from tracetrim._json import canonical_json
+from tracetrim._json import canonical_length
 from tracetrim._snapshot import Block, Message, text_of_output
 
 PIN_KEYS = ("tracetrim.pinned", "jev.context.pinned")
@@ -159,7 +159,7 @@ def find_pairs(
         result = messages[result_at[0]]["content"][result_at[1]]
         result_text = text_of_output(result["output"])
         state = str(result.get("state", ""))
-        chars = len(result_text) if result_text is not None else len(canonical_json(result["output"]))
+        chars = len(result_text) if result_text is not None else canonical_length(result["output"])
         if not found_calls:
             pairs.append(
                 Pair(

@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from tracetrim._json import canonical_json
+from tracetrim._json import canonical_length
 from tracetrim._snapshot import Block, Message
 from tracetrim.compactor._outcome import Action
 from tracetrim.compactor._pairs import MARKER_PREFIX, Pair
@@ -41,7 +41,7 @@ def shortened_text(text: str, pair: Pair, ref: str, head: int, tail: int) -> str
 
 def block_chars(block: Block) -> int:
     """Characters of one block's canonical JSON."""
-    return len(canonical_json(block))
+    return canonical_length(block)
 
 
 def pair_chars(messages: Sequence[Message], pair: Pair) -> int:

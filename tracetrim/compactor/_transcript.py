@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from tracetrim._json import compact_json
+from tracetrim._json import compact_bytes, text_length
 from tracetrim._snapshot import Message, SnapshotError, copy_messages
 
 
@@ -15,18 +15,15 @@ from tracetrim._snapshot import Message, SnapshotError, copy_messages
 class Transcript:
     """A private, validated copy of the host's history and its fingerprint.
 
-    The fingerprint is the history's compact JSON in the host's key order: as long as the canonical
-    JSON (so ``chars`` is the size every reduction is measured in) but one sorting pass cheaper, and
-    it also notices a host reordering keys while a plan runs.
+    The fingerprint is the history's compact JSON (UTF-8) in the host's key order: as long as the
+    canonical JSON (so ``chars`` is the size every reduction is measured in) but one sorting pass
+    cheaper, and it also notices a host reordering keys while a plan runs.
     """
 
     messages: list[Message]
-    fingerprint: str
-
-    @property
-    def chars(self) -> int:
-        """Characters of the history's canonical JSON."""
-        return len(self.fingerprint)
+    fingerprint: bytes = attrs.field(repr=False)
+    chars: int
+    """Characters of the history's canonical JSON."""
 
 
 class TranscriptTooLarge(SnapshotError):
@@ -36,14 +33,15 @@ class TranscriptTooLarge(SnapshotError):
 def load_transcript(messages: Any, max_chars: int) -> Transcript:
     """Validate ``messages`` and return a deep copy; the caller's objects are never touched."""
     copied, fingerprint = copy_messages(messages)
-    if len(fingerprint) > max_chars:
-        raise TranscriptTooLarge(f"history is {len(fingerprint):,} characters; the limit is {max_chars:,}")
-    return Transcript(copied, fingerprint)
+    chars = text_length(fingerprint)
+    if chars > max_chars:
+        raise TranscriptTooLarge(f"history is {chars:,} characters; the limit is {max_chars:,}")
+    return Transcript(copied, fingerprint, chars)
 
 
 def unchanged(original: Sequence[Any], transcript: Transcript) -> bool:
     """True when the host's history still has the content it had when planning began."""
     try:
-        return compact_json(list(original)) == transcript.fingerprint
+        return compact_bytes(list(original)) == transcript.fingerprint
     except (TypeError, ValueError):
         return False

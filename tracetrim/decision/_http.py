@@ -15,7 +15,7 @@ import attrs
 import httpx
 import structlog
 
-from tracetrim._json import compact_json
+from tracetrim._json import compact_bytes
 from tracetrim.decision._protocol import DecisionModelError
 
 _log = structlog.get_logger("tracetrim.decision.http")
@@ -180,7 +180,7 @@ class JsonClient:
         mid-backoff.
         """
         url = self.root + path
-        body = compact_json(payload).encode("utf-8")
+        body = compact_bytes(payload)
         attempt = 0
         while True:
             attempt += 1
