@@ -36,10 +36,7 @@ _COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan
 
 
 def compact_json(value: Any) -> str:
-    """Like `canonical_json` but in the value's own key order: the same length, cheaper to make.
-
-    Used to copy a history and fingerprint it; digests always use `canonical_json`.
-    """
+    """Like `canonical_json` but in the value's own key order: the same length, cheaper to make."""
     return _COMPACT.encode(value)
 
 
@@ -87,28 +84,30 @@ def _orjson_agrees(value: Any) -> bool:
     return True
 
 
+def _encode(value: Any, *, sort_keys: bool) -> bytes:
+    if _orjson_agrees(value):
+        try:
+            return orjson.dumps(value, option=orjson.OPT_SORT_KEYS if sort_keys else None)
+        except orjson.JSONEncodeError:
+            pass  # e.g. a lone surrogate or a 65-bit integer: json raises or encodes it below
+    return (_ENCODER if sort_keys else _COMPACT).encode(value).encode("utf-8")
+
+
 def canonical_bytes(value: Any) -> bytes:
     """The canonical JSON of ``value`` as UTF-8 bytes: always ``canonical_json(value).encode()``.
 
     Large histories take orjson (30x faster than json); whatever orjson would write differently
     (tiny or huge floats, NaN, integers past 64 bits, non-string keys, other types) takes json.
     """
-    if _orjson_agrees(value):
-        try:
-            return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
-        except orjson.JSONEncodeError:
-            pass  # e.g. a lone surrogate or a 65-bit integer: json raises or encodes it below
-    return canonical_json(value).encode("utf-8")
+    return _encode(value, sort_keys=True)
 
 
 def compact_bytes(value: Any) -> bytes:
-    """``compact_json(value).encode()``, made the way `canonical_bytes` is made."""
-    if _orjson_agrees(value):
-        try:
-            return orjson.dumps(value)
-        except orjson.JSONEncodeError:
-            pass
-    return compact_json(value).encode("utf-8")
+    """``compact_json(value).encode()``, made the way `canonical_bytes` is made.
+
+    Used to copy a history and fingerprint it.
+    """
+    return _encode(value, sort_keys=False)
 
 
 def text_length(data: bytes) -> int:
