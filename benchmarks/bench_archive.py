@@ -163,6 +163,23 @@ def encode_time(histories: list[list[dict[str, Any]]]) -> float:
     return statistics.median(times)
 
 
+async def crowded_scope(folder: Path, held: int, repeat: int) -> tuple[float, float]:
+    """Median 100 KB file-archive save into an empty scope and into one holding ``held`` snapshots."""
+    medians = []
+    for name, count in (("empty", 0), ("crowded", held)):
+        archive = FileArchive(folder / f"scope-{name}", max_bytes=LIMIT)
+        for i in range(count):
+            await archive.save(SCOPE, history(200, 1_000_000 + i))
+        times = []
+        for messages in [history(100_000, 2_000_000 + v) for v in range(repeat)]:
+            settle()
+            start = time.perf_counter()
+            await archive.save(SCOPE, messages)
+            times.append(time.perf_counter() - start)
+        medians.append(statistics.median(times))
+    return medians[0], medians[1]
+
+
 async def redis_archive() -> tuple[Archive, Callable[[], Any]] | None:
     """A Redis-backed archive in a throw-away namespace, or None when no Redis answers."""
     try:
@@ -185,6 +202,9 @@ async def main() -> None:
     parser.add_argument("--repeat", type=int, default=15, help="runs per size and archive (median shown)")
     parser.add_argument("--dir", type=Path, default=None, help="folder on the disk to measure")
     parser.add_argument("--no-redis", action="store_true", help="skip Redis even if it answers")
+    parser.add_argument(
+        "--scope-size", type=int, default=2000, help="snapshots already in the scope for the last line"
+    )
     options = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=options.dir) as tmp:
         folder = Path(tmp)
@@ -223,6 +243,12 @@ async def main() -> None:
                 )
         for close in closers:
             await close()
+        empty, crowded = await crowded_scope(folder, options.scope_size, options.repeat * 2)
+        print()
+        print(
+            f"file save of 100 KB: {empty * 1e3:.2f} ms into an empty scope,"
+            f" {crowded * 1e3:.2f} ms into one already holding {options.scope_size:,} snapshots"
+        )
 
 
 if __name__ == "__main__":

@@ -39,13 +39,18 @@ asyncio.run(main(sys.argv[1], int(sys.argv[2])))
 """
 
 
+def _temps(folder: Path) -> list[str]:
+    """Temp files in the scope's in-flight folder (the only place a writer creates them)."""
+    tmp = folder / ".tmp"
+    return sorted(p.name for p in tmp.iterdir()) if tmp.exists() else []
+
+
 def _verify_visible(root: Path, verified: set[str]) -> tuple[int, int]:
     """Restore every visible snapshot not yet checked; return (snapshots checked, temp files seen)."""
     folder = root / scope_key(SCOPE)
     archive = FileArchive(root, max_bytes=50_000_000)
-    names = sorted(p.name for p in folder.iterdir()) if folder.exists() else []
-    temps = [n for n in names if n.startswith(".tmp-")]
-    snapshots = [n for n in names if not n.startswith(".tmp-")]
+    snapshots = sorted(p.name for p in folder.iterdir() if p.name != ".tmp") if folder.exists() else []
+    temps = _temps(folder)
     assert all(n.endswith(".json") and len(n) == 69 for n in snapshots), snapshots
     listed = {e.ref for e in asyncio.run(archive.list(SCOPE))}
     assert listed == {n[:-5] for n in snapshots}
@@ -85,6 +90,5 @@ def test_sigkill_during_saves_never_leaves_a_half_snapshot(tmp_path: Path) -> No
     # the next prune (and so the next save) clears what the killed writers left behind
     archive = FileArchive(root, max_bytes=50_000_000)
     asyncio.run(prune(archive, SCOPE, keep_last=len(verified)))
-    folder = root / scope_key(SCOPE)
-    assert [p.name for p in folder.iterdir() if p.name.startswith(".tmp-")] == []
+    assert _temps(root / scope_key(SCOPE)) == []
     assert time.monotonic() - started < 60

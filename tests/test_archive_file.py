@@ -123,9 +123,11 @@ async def test_leftover_temp_files_are_swept_but_live_ones_are_kept(tmp_path: Pa
     archive = FileArchive(tmp_path / "root")
     await archive.save(SCOPE, make_history(1))
     folder = tmp_path / "root" / scope_key(SCOPE)
-    dead = folder / ".tmp-dead"
+    inflight = folder / ".tmp"
+    assert _mode(inflight) == 0o700 and list(inflight.iterdir()) == []
+    dead = inflight / ".tmp-dead"
     dead.write_bytes(b"half a snapshot")
-    live = folder / ".tmp-live"
+    live = inflight / ".tmp-live"
     live.write_bytes(b"being written")
     fd = os.open(live, os.O_RDONLY)
     try:
@@ -139,8 +141,24 @@ async def test_leftover_temp_files_are_swept_but_live_ones_are_kept(tmp_path: Pa
         assert live.exists()
     finally:
         os.close(fd)
-    assert await archive.sweep(SCOPE) == 1
-    assert sorted(p.name for p in folder.iterdir() if p.name.startswith(".")) == []
+    legacy = folder / ".tmp-legacy"  # where earlier builds wrote their temp files
+    legacy.write_bytes(b"left by an old writer")
+    assert await archive.sweep(SCOPE) == 2
+    assert list(inflight.iterdir()) == []
+    assert sorted(p.name for p in folder.iterdir() if p.name.startswith(".")) == [".tmp"]
+
+
+async def test_a_symlinked_temp_folder_is_refused(tmp_path: Path) -> None:
+    archive = FileArchive(tmp_path / "root")
+    await archive.save(SCOPE, make_history(1))
+    inflight = tmp_path / "root" / scope_key(SCOPE) / ".tmp"
+    inflight.rmdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    inflight.symlink_to(elsewhere)
+    with pytest.raises(UnsafePathError, match="symlink"):
+        await archive.save(SCOPE, make_history(2))
+    assert list(elsewhere.iterdir()) == []
 
 
 def test_max_bytes_must_be_positive(tmp_path: Path) -> None:
@@ -165,7 +183,8 @@ async def test_large_snapshots_hash_beside_the_write_and_are_stored_once(tmp_pat
     assert set(again) == {ref}
     after = target.stat()
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
-    assert [p.name for p in target.parent.iterdir()] == [target.name]
+    assert sorted(p.name for p in target.parent.iterdir()) == [".tmp", target.name]
+    assert list((target.parent / ".tmp").iterdir()) == []
     assert await archive.restore(SCOPE, ref) == history
 
 

@@ -28,6 +28,9 @@ from tracetrim.archive._errors import (
 from tracetrim.archive._protocol import DEFAULT_MAX_BYTES, ArchiveEntry, check_ref, scope_key, scope_label
 
 _TMP_PREFIX = ".tmp-"
+# Temp files live in a folder of their own so that finding leftovers, which every save does, does not
+# read the whole scope folder: a long session can hold thousands of snapshots.
+_TMP_DIR = ".tmp"
 _SNAPSHOT_NAME = re.compile(r"([0-9a-f]{64})\.json")
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # Below this size a second thread costs more than hashing beside the write saves.
@@ -90,20 +93,20 @@ def _regular_size(dir_fd: int, name: str) -> int | None:
     return info.st_size if stat.S_ISREG(info.st_mode) else None
 
 
-def _commit(dir_fd: int, tmp: str, name: str, size: int) -> None:
+def _commit(dir_fd: int, tmp_fd: int, tmp: str, name: str, size: int) -> None:
     """Make a fully written, fsynced temp file visible under its final name, durably."""
     try:
         # link, unlike rename, never replaces: the first copy of a snapshot keeps its creation time
-        os.link(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+        os.link(tmp, name, src_dir_fd=tmp_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
     except FileExistsError:
         if _regular_size(dir_fd, name) != size:
-            os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            os.replace(tmp, name, src_dir_fd=tmp_fd, dst_dir_fd=dir_fd)
     except OSError as exc:
         if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK):
             raise
-        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)  # no hard links on this file system
+        os.replace(tmp, name, src_dir_fd=tmp_fd, dst_dir_fd=dir_fd)  # no hard links on this file system
     with contextlib.suppress(FileNotFoundError):  # already renamed into place
-        os.unlink(tmp, dir_fd=dir_fd)
+        os.unlink(tmp, dir_fd=tmp_fd)
     os.fsync(dir_fd)
 
 
@@ -111,7 +114,7 @@ def _stored(dir_fd: int, name: str, size: int) -> bool:
     return _regular_size(dir_fd, name) == size
 
 
-def _write(dir_fd: int, data: bytes, ref: str | Future[str]) -> None:
+def _write(dir_fd: int, tmp_fd: int, data: bytes, ref: str | Future[str]) -> None:
     """Store ``data`` under the name of ``ref`` through a locked, fsynced temp file; once only.
 
     ``ref`` may still be being hashed in another thread: the bytes go to the page cache
@@ -122,9 +125,9 @@ def _write(dir_fd: int, data: bytes, ref: str | Future[str]) -> None:
         return
     while True:
         tmp = f"{_TMP_PREFIX}{secrets.token_hex(8)}"
-        fd = _open_private(dir_fd, tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+        fd = _open_private(tmp_fd, tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
         try:
-            if not _lock_fresh_temp(dir_fd, tmp, fd):
+            if not _lock_fresh_temp(tmp_fd, tmp, fd):
                 continue  # a sweeper took it before we locked it: start over under a new name
             try:
                 view = memoryview(data)
@@ -132,13 +135,13 @@ def _write(dir_fd: int, data: bytes, ref: str | Future[str]) -> None:
                     view = view[os.write(fd, view) :]
                 name = _snapshot_name(ref if isinstance(ref, str) else ref.result())
                 if _stored(dir_fd, name, len(data)):
-                    os.unlink(tmp, dir_fd=dir_fd)
+                    os.unlink(tmp, dir_fd=tmp_fd)
                     return
                 os.fsync(fd)
-                _commit(dir_fd, tmp, name, len(data))
+                _commit(dir_fd, tmp_fd, tmp, name, len(data))
             except BaseException:
                 with contextlib.suppress(OSError):
-                    os.unlink(tmp, dir_fd=dir_fd)
+                    os.unlink(tmp, dir_fd=tmp_fd)
                 raise
             return
         finally:
@@ -185,6 +188,18 @@ def _sweep(dir_fd: int) -> int:
     return removed
 
 
+def _sweep_scope(dir_fd: int) -> int:
+    """`_sweep` the scope's temp folder, and the scope folder itself, where earlier builds wrote temps."""
+    removed = _sweep(dir_fd)
+    tmp_fd = _open_dir(_TMP_DIR, dir_fd=dir_fd, create=False)
+    if tmp_fd is not None:
+        try:
+            removed += _sweep(tmp_fd)
+        finally:
+            os.close(tmp_fd)
+    return removed
+
+
 def _list(dir_fd: int) -> list[ArchiveEntry]:
     found: list[ArchiveEntry] = []
     with os.scandir(dir_fd) as entries:
@@ -214,10 +229,11 @@ def _delete(dir_fd: int, name: str) -> bool:
 class FileArchive:
     """Snapshots as files: ``root/<scope hash>/<ref>.json``, folders 0700, files 0600.
 
-    A save writes a temp file in the scope folder, fsyncs it, links it into place and fsyncs the
-    folder, so a crash at any moment leaves either no snapshot or a complete one. Temp files left
-    by a crashed writer are removed by the next `save` or `sweep` (and so by `prune`). Symlinks are
-    refused at the root and the scope folder and never followed inside it. POSIX only (flock).
+    A save writes a temp file in the scope's ``.tmp`` folder, fsyncs it, links it into place and
+    fsyncs the scope folder, so a crash at any moment leaves either no snapshot or a complete one.
+    Temp files left by a crashed writer are removed by the next `save` or `sweep` (and so by
+    `prune`). Symlinks are refused at the root, the scope folder and its ``.tmp`` folder and never
+    followed inside them. POSIX only (flock).
     """
 
     def __init__(self, root: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES) -> None:
@@ -263,8 +279,13 @@ class FileArchive:
             dir_fd = self._scope_dir(scope, True)
             assert dir_fd is not None
             try:
-                _sweep(dir_fd)
-                _write(dir_fd, data, ref)
+                tmp_fd = _open_dir(_TMP_DIR, dir_fd=dir_fd, create=True)
+                assert tmp_fd is not None
+                try:
+                    _sweep(tmp_fd)
+                    _write(dir_fd, tmp_fd, data, ref)
+                finally:
+                    os.close(tmp_fd)
             finally:
                 os.close(dir_fd)
         except ArchiveError:
@@ -331,6 +352,6 @@ class FileArchive:
         if dir_fd is None:
             return 0
         try:
-            return await asyncio.to_thread(_sweep, dir_fd)
+            return await asyncio.to_thread(_sweep_scope, dir_fd)
         finally:
             os.close(dir_fd)
