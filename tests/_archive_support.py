@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import random
+import uuid
+from collections.abc import AsyncIterator
 from typing import Any
 
+from tests.conftest import service_unavailable
 from tracetrim._snapshot import Message
 
 
@@ -115,3 +119,27 @@ def compact_by_hand(messages: list[Message], actions: dict[str, str], ref: str) 
         message["content"] = content
         out.append(message)
     return out
+
+
+@contextlib.asynccontextmanager
+async def redis_namespace() -> AsyncIterator[tuple[Any, str]]:
+    """A client of the real Redis on 127.0.0.1:6379 and a fresh key prefix, whose keys go afterwards.
+
+    Skips (fails in CI) when no Redis answers.
+    """
+    import redis.asyncio
+
+    client = redis.asyncio.Redis(host="127.0.0.1", port=6379, socket_connect_timeout=1.0)
+    try:
+        await client.ping()
+    except (redis.exceptions.ConnectionError, OSError) as exc:
+        await client.aclose()
+        service_unavailable(f"no Redis on 127.0.0.1:6379 ({exc})")
+    namespace = f"tracetrim-test:{uuid.uuid4().hex}:"
+    try:
+        yield client, namespace
+    finally:
+        keys = [k async for k in client.scan_iter(match=f"{namespace}*")]
+        if keys:
+            await client.delete(*keys)
+        await client.aclose()

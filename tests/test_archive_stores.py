@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import sqlite3
 import stat
-import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests._archive_support import make_history
-from tests.conftest import service_unavailable
+from tests._archive_support import make_history, redis_namespace
 from tracetrim._scope import MAX_SCOPE_PART_CHARS, Scope
 from tracetrim.archive import (
     ArchiveCorruptedError,
@@ -29,21 +27,9 @@ SCOPE = Scope(user_id="u", agent_id="a", session_id="s")
 
 @pytest.fixture
 async def redis_client() -> AsyncIterator[Any]:
-    import redis.asyncio
-
-    client = redis.asyncio.Redis(host="127.0.0.1", port=6379, socket_connect_timeout=1.0)
-    try:
-        await client.ping()
-    except (redis.exceptions.ConnectionError, OSError) as exc:
-        await client.aclose()
-        service_unavailable(f"no Redis on 127.0.0.1:6379 ({exc})")
-    namespace = f"tracetrim-test:{uuid.uuid4().hex}:"
-    client.test_namespace = namespace
-    yield client
-    keys = [k async for k in client.scan_iter(match=f"{namespace}*")]
-    if keys:
-        await client.delete(*keys)
-    await client.aclose()
+    async with redis_namespace() as (client, namespace):
+        client.test_namespace = namespace
+        yield client
 
 
 async def test_redis_keys_carry_the_scope_hash_tag_and_an_index(redis_client: Any) -> None:

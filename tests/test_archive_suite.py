@@ -6,7 +6,6 @@ import asyncio
 import itertools
 import os
 import sqlite3
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import timedelta
 from pathlib import Path
@@ -15,8 +14,7 @@ from typing import Any
 import attrs
 import pytest
 
-from tests._archive_support import make_history
-from tests.conftest import service_unavailable
+from tests._archive_support import make_history, redis_namespace
 from tracetrim._json import canonical_bytes
 from tracetrim._scope import Scope
 from tracetrim._snapshot import SnapshotError
@@ -142,33 +140,19 @@ async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
         yield _kv_backend("sqlite", sqlite_store, "t:", sqlite_corrupt, sqlite_count)
         await sqlite_store.aclose()
     else:
-        import redis.asyncio
+        async with redis_namespace() as (client, namespace):
+            redis_store = RedisStore(client)
 
-        client = redis.asyncio.Redis(host="127.0.0.1", port=6379, socket_connect_timeout=1.0)
-        try:
-            await client.ping()
-        except (redis.exceptions.ConnectionError, OSError) as exc:
-            await client.aclose()
-            service_unavailable(f"no Redis on 127.0.0.1:6379 ({exc})")
-        namespace = f"tracetrim-test:{uuid.uuid4().hex}:"
-        redis_store = RedisStore(client)
+            async def redis_corrupt(key: str) -> None:
+                length = await client.strlen(key)
+                middle = await client.getrange(key, length // 2, length // 2)
+                await client.setrange(key, length // 2, bytes([middle[0] ^ 0x01]))
 
-        async def redis_corrupt(key: str) -> None:
-            length = await client.strlen(key)
-            middle = await client.getrange(key, length // 2, length // 2)
-            await client.setrange(key, length // 2, bytes([middle[0] ^ 0x01]))
+            async def redis_count() -> int:
+                keys = [k async for k in client.scan_iter(match=f"{namespace}*")]
+                return len([k for k in keys if not k.endswith(b":index")])
 
-        async def redis_count() -> int:
-            keys = [k async for k in client.scan_iter(match=f"{namespace}*")]
-            return len([k for k in keys if not k.endswith(b":index")])
-
-        try:
             yield _kv_backend("redis", redis_store, namespace, redis_corrupt, redis_count)
-        finally:
-            keys = [k async for k in client.scan_iter(match=f"{namespace}*")]
-            if keys:
-                await client.delete(*keys)
-            await client.aclose()
 
 
 async def test_round_trip_is_byte_identical(backend: Backend) -> None:

@@ -12,7 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests._histories import tool_history
 from tracetrim._json import (
+    _orjson_agrees,
     canonical_bytes,
     canonical_json,
     canonical_length,
@@ -168,9 +170,6 @@ def test_lengths_count_characters_not_bytes() -> None:
 
 def test_ordinary_histories_take_the_fast_path() -> None:
     """A regression to the slow path would still be correct, so only this shows it."""
-    from tests._histories import tool_history
-    from tracetrim._json import _orjson_agrees
-
     history = tool_history(5)
     history[1]["metadata"] = {"created_at": 1764412800.125, "tokens": 321, "cached": None, "ok": True}
     assert _orjson_agrees(history)

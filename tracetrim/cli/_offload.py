@@ -22,6 +22,17 @@ from tracetrim.compactor._request import CompactionRequest
 from tracetrim.compactor._summarizer import ChatSummarizer, Summarizer
 from tracetrim.decision._env import load_environment
 
+# flag, the OffloadConfig field it sets, its help; the field's default gives the type
+_SIZE_OPTIONS = (
+    ("--max-total-tokens", "max_total_tokens", "do nothing at or below this many tokens"),
+    ("--max-tool-message-tokens", "max_tool_message_tokens", "offload tool results above this"),
+    ("--keep-recent", "keep_recent_count", "compact leaves the last N messages alone"),
+    ("--compress-keep-recent", "compress_keep_recent_count", "compress leaves the last N messages alone"),
+    ("--preview-chars", "preview_chars", "characters of an offloaded result kept as preview"),
+    ("--group-tokens", "group_token_threshold", "largest message group summarised at once"),
+    ("--ratio", "compact_ratio_threshold", "auto compresses when tokens after compact / before exceed R"),
+)
+
 
 def _summarizer(args: argparse.Namespace) -> Summarizer | None:
     if args.mode == OffloadMode.COMPACT.value:
@@ -50,16 +61,8 @@ def _strategy(args: argparse.Namespace) -> tuple[OffloadStrategy, Scope | None]:
     opened = open_archive(args, must_exist=False)
     archive, scope = opened if opened is not None else (None, None)
     try:
-        config = OffloadConfig(
-            mode=args.mode,
-            max_total_tokens=args.max_total_tokens,
-            max_tool_message_tokens=args.max_tool_message_tokens,
-            keep_recent_count=args.keep_recent,
-            compress_keep_recent_count=args.compress_keep_recent,
-            preview_chars=args.preview_chars,
-            group_token_threshold=args.group_tokens,
-            compact_ratio_threshold=args.ratio,
-        )
+        sizes = {field: getattr(args, field) for _, field, _ in _SIZE_OPTIONS}
+        config = OffloadConfig(mode=args.mode, **sizes)
     except (TypeError, ValueError) as exc:
         raise CliError(str(exc)) from None
     mode = Mode.ENFORCE if archive is not None else Mode.SHADOW
@@ -123,55 +126,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="a JSON list of neutral messages, an object with 'messages' (e.g. a scenario), or - for stdin",
     )
     parser.add_argument("--mode", choices=[m.value for m in OffloadMode], default=defaults.mode.value)
-    parser.add_argument(
-        "--max-total-tokens",
-        type=non_negative_int,
-        default=defaults.max_total_tokens,
-        metavar="N",
-        help="do nothing at or below this many tokens (default %(default)s)",
-    )
-    parser.add_argument(
-        "--max-tool-message-tokens",
-        type=non_negative_int,
-        default=defaults.max_tool_message_tokens,
-        metavar="N",
-        help="offload tool results above this (default %(default)s)",
-    )
-    parser.add_argument(
-        "--keep-recent",
-        type=non_negative_int,
-        default=defaults.keep_recent_count,
-        metavar="N",
-        help="compact leaves the last N messages alone (default %(default)s)",
-    )
-    parser.add_argument(
-        "--compress-keep-recent",
-        type=non_negative_int,
-        default=defaults.compress_keep_recent_count,
-        metavar="N",
-        help="compress leaves the last N messages alone (default %(default)s)",
-    )
-    parser.add_argument(
-        "--preview-chars",
-        type=non_negative_int,
-        default=defaults.preview_chars,
-        metavar="N",
-        help="characters of an offloaded result kept as preview (default %(default)s)",
-    )
-    parser.add_argument(
-        "--group-tokens",
-        type=non_negative_int,
-        default=defaults.group_token_threshold,
-        metavar="N",
-        help="largest message group summarised at once (default %(default)s)",
-    )
-    parser.add_argument(
-        "--ratio",
-        type=non_negative_float,
-        default=defaults.compact_ratio_threshold,
-        metavar="R",
-        help="auto compresses when tokens after compact / before exceed R (default %(default)s)",
-    )
+    for flag, field, text in _SIZE_OPTIONS:
+        default = getattr(defaults, field)
+        parser.add_argument(
+            flag,
+            dest=field,
+            type=non_negative_float if isinstance(default, float) else non_negative_int,
+            default=default,
+            metavar="R" if isinstance(default, float) else "N",
+            help=f"{text} (default %(default)s)",
+        )
     parser.add_argument("--goal", default="", help="the agent's goal, given to the summary model")
     parser.add_argument("--protect-message", action="append", metavar="ID", help="a message id to keep")
     parser.add_argument("--protect-call", action="append", metavar="ID", help="a call id to keep")

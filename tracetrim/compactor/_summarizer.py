@@ -12,7 +12,7 @@ from tracetrim._snapshot import Message
 from tracetrim.compactor._observation import shorten
 from tracetrim.compactor._offload_select import block_text
 from tracetrim.decision._env import load_environment
-from tracetrim.decision._http import JsonClient, RetryPolicy, usage_int
+from tracetrim.decision._http import JsonClient, JsonClientModel, RetryPolicy, usage_int
 from tracetrim.decision._protocol import DecisionModelError, Usage
 
 _PATH = "/v1/chat/completions"
@@ -86,7 +86,7 @@ def summary_prompt(messages: Sequence[Message], *, goal: str, max_chars: int, ma
     return f"{head}{instructions}\n\n<history>\n{excerpt}\n</history>"
 
 
-class ChatSummarizer:
+class ChatSummarizer(JsonClientModel):
     """A `Summarizer` on any OpenAI-compatible ``/v1/chat/completions`` (OpenAI, vLLM, llama.cpp, Ollama).
 
     One request per group: a fixed system instruction and a user prompt holding the goal, the
@@ -136,13 +136,6 @@ class ChatSummarizer:
             raise ValueError("SUMMARY_MODEL_NAME must name the model that writes summaries")
         key = env.get("SUMMARY_MODEL_API_KEY") or env.get("OPENAI_API_KEY") or None
         return cls(base, name, key, **options)
-
-    def __repr__(self) -> str:
-        return f"ChatSummarizer(model={self.model!r}, base_url={self._http.root!r})"
-
-    async def aclose(self) -> None:
-        """Close pooled connections."""
-        await self._http.aclose()
 
     async def __call__(self, messages: Sequence[Message], *, goal: str = "") -> Summary:
         """Summarise ``messages``; raises `SummarizerError` when the server gives no usable summary."""

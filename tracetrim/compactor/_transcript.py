@@ -22,8 +22,11 @@ class Transcript:
 
     messages: list[Message]
     fingerprint: bytes = attrs.field(repr=False)
-    chars: int
-    """Characters of the history's canonical JSON."""
+
+    @property
+    def chars(self) -> int:
+        """Characters of the history's canonical JSON."""
+        return text_length(self.fingerprint)
 
 
 class TranscriptTooLarge(SnapshotError):
@@ -32,11 +35,10 @@ class TranscriptTooLarge(SnapshotError):
 
 def load_transcript(messages: Any, max_chars: int) -> Transcript:
     """Validate ``messages`` and return a deep copy; the caller's objects are never touched."""
-    copied, fingerprint = copy_messages(messages)
-    chars = text_length(fingerprint)
-    if chars > max_chars:
-        raise TranscriptTooLarge(f"history is {chars:,} characters; the limit is {max_chars:,}")
-    return Transcript(copied, fingerprint, chars)
+    transcript = Transcript(*copy_messages(messages))
+    if transcript.chars > max_chars:
+        raise TranscriptTooLarge(f"history is {transcript.chars:,} characters; the limit is {max_chars:,}")
+    return transcript
 
 
 def unchanged(original: Sequence[Any], transcript: Transcript) -> bool:

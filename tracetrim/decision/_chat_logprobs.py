@@ -14,7 +14,7 @@ import attrs
 import httpx
 
 from tracetrim._json import compact_json
-from tracetrim.decision._http import JsonClient, RetryPolicy, usage_int
+from tracetrim.decision._http import JsonClient, JsonClientModel, RetryPolicy, usage_int
 from tracetrim.decision._protocol import BinaryQuestion, DecisionModelError, DecisionResponse, Usage
 
 _PATH = "/v1/chat/completions"
@@ -115,7 +115,7 @@ def _usage(data: Any) -> Usage:
     return Usage(usage_int(usage.get("prompt_tokens")), usage_int(usage.get("completion_tokens")))
 
 
-class ChatLogprobsModel:
+class ChatLogprobsModel(JsonClientModel):
     """A decision model on any OpenAI-compatible ``/v1/chat/completions`` (vLLM, llama.cpp, Ollama).
 
     One request per question: a fixed system instruction, the state, then the question with options
@@ -159,13 +159,6 @@ class ChatLogprobsModel:
         self._logprobs_missing = False
         self._slots: asyncio.Semaphore | None = None
         self._slots_loop: asyncio.AbstractEventLoop | None = None
-
-    def __repr__(self) -> str:
-        return f"ChatLogprobsModel(model={self.model!r}, base_url={self._http.root!r})"
-
-    async def aclose(self) -> None:
-        """Close pooled connections."""
-        await self._http.aclose()
 
     def _semaphore(self) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()

@@ -244,6 +244,20 @@ class JsonClient:
         return f": {text}"
 
 
+class JsonClientModel:
+    """What every model behind a `JsonClient` shares: its ``model`` name, the client, a repr, `aclose`."""
+
+    model: str
+    _http: JsonClient
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model={self.model!r}, base_url={self._http.root!r})"
+
+    async def aclose(self) -> None:
+        """Close pooled connections."""
+        await self._http.aclose()
+
+
 def _reject_constant(name: str) -> float:
     raise ValueError(f"non-finite JSON constant {name}")
 

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 
 from tracetrim._json import compact_json
-from tracetrim.decision._http import JsonClient, RetryPolicy, probability_or_none, usage_int
+from tracetrim.decision._http import JsonClient, JsonClientModel, RetryPolicy, probability_or_none, usage_int
 from tracetrim.decision._protocol import BinaryQuestion, DecisionModelError, DecisionResponse, Usage
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -27,7 +27,7 @@ def predicate_instructions(question: BinaryQuestion) -> str:
     return text
 
 
-class OpenAIDecisionsModel:
+class OpenAIDecisionsModel(JsonClientModel):
     """A decision model served by the OpenAI Decisions API (or a server speaking it).
 
     ``api_key`` defaults to ``OPENAI_API_KEY`` and ``base_url`` to ``OPENAI_BASE_URL`` (then
@@ -55,13 +55,6 @@ class OpenAIDecisionsModel:
             client=client,
             service="OpenAI Decisions",
         )
-
-    def __repr__(self) -> str:
-        return f"OpenAIDecisionsModel(model={self.model!r}, base_url={self._http.root!r})"
-
-    async def aclose(self) -> None:
-        """Close pooled connections."""
-        await self._http.aclose()
 
     async def __call__(
         self, state: Mapping[str, Any], questions: Mapping[str, BinaryQuestion]

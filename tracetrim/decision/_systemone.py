@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from tracetrim.decision._http import JsonClient, RetryPolicy, probability_or_none, usage_int
+from tracetrim.decision._http import JsonClient, JsonClientModel, RetryPolicy, probability_or_none, usage_int
 from tracetrim.decision._protocol import BinaryQuestion, DecisionModelError, DecisionResponse, Usage
 
 DEFAULT_BASE_URL = "https://api.typesafe.ai"
@@ -29,7 +29,7 @@ def noul_question(question: BinaryQuestion) -> dict[str, Any]:
     return wire
 
 
-class SystemOneModel:
+class SystemOneModel(JsonClientModel):
     """A decision model served by TypeSafe's Jev or any server that speaks the same API.
 
     ``api_key`` defaults to ``TYPESAFE_API_KEY`` and ``base_url`` to ``TYPESAFE_BASE_URL`` (then
@@ -56,13 +56,6 @@ class SystemOneModel:
             client=client,
             service="System One server",
         )
-
-    def __repr__(self) -> str:
-        return f"SystemOneModel(model={self.model!r}, base_url={self._http.root!r})"
-
-    async def aclose(self) -> None:
-        """Close pooled connections."""
-        await self._http.aclose()
 
     async def __call__(
         self, state: Mapping[str, Any], questions: Mapping[str, BinaryQuestion]
