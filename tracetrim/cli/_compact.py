@@ -14,7 +14,7 @@ from tracetrim._scope import Scope
 from tracetrim.archive import Archive
 from tracetrim.cli._archive_args import add_archive_arguments, open_archive
 from tracetrim.cli._errors import CliError
-from tracetrim.cli._formats import FORMATS, from_neutral, to_neutral
+from tracetrim.cli._formats import DEFAULT_TOOLS, FORMATS, MESSAGES_KEY, from_neutral, to_neutral
 from tracetrim.cli._input import HistoryFile, read_history
 from tracetrim.cli._model_options import add_model_arguments, model_from_args
 from tracetrim.cli._settings import add_config_arguments, build_config
@@ -32,7 +32,11 @@ def register(commands: Any) -> None:
         "--format",
         choices=sorted(FORMATS),
         default="neutral",
-        help="messages in and out: neutral snapshot (default), OpenAI chat-completions or Responses items",
+        help=(
+            "messages in and out: neutral snapshot (default), OpenAI chat-completions or Responses items; "
+            "mini-swe-agent (.traj.json) and swe-agent (.traj) trajectories are read only: their output is "
+            "the neutral snapshot; for mini-swe-agent --eligible-tools defaults to its one tool, bash"
+        ),
     )
     parser.add_argument("--goal", default=None, help="what the agent is trying to do")
     parser.add_argument("--next-action", default=None, help="what the agent does next")
@@ -78,7 +82,8 @@ async def _compact_one(
     args: argparse.Namespace, history: HistoryFile, model: DecisionModel
 ) -> dict[str, Any]:
     archive, scope = _archive(args)
-    config = build_config(args, history.options, history.eligible_tools)
+    eligible = history.eligible_tools or DEFAULT_TOOLS.get(args.format, ())
+    config = build_config(args, history.options, eligible)
     if not config.eligible_tools:
         raise CliError(f"{history.source}: no eligible tools; pass --eligible-tools or 'eligible_tool_names'")
     execution = ExecutionOptions(mode=Mode(args.mode), budget_s=args.budget)
@@ -117,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
     for done, source in enumerate(args.files, start=1):
-        history = read_history(source)
+        history = read_history(source, MESSAGES_KEY.get(args.format, "messages"))
         document = asyncio.run(_compact_one(args, history, model))
         failures += document["status"] == "ERROR"
         text = json.dumps(document, ensure_ascii=False, indent=2)

@@ -33,8 +33,11 @@ def _strings(data: dict[str, Any], key: str, source: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def read_history(source: str) -> HistoryFile:
-    """Parse ``source`` ("-" for stdin): a JSON list of messages, or an object with ``messages``."""
+def read_history(source: str, messages_key: str = "messages") -> HistoryFile:
+    """Parse ``source`` ("-" for stdin): a JSON list of messages, or an object with ``messages``.
+
+    ``messages_key`` names the list in a format whose files keep it elsewhere (SWE-agent: ``history``).
+    """
     try:
         text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -48,8 +51,8 @@ def read_history(source: str) -> HistoryFile:
         raise CliError(f"{name}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
     if isinstance(data, list):
         return HistoryFile(name, data)
-    if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
-        raise CliError(f"{name}: expected a list of messages or an object with a 'messages' list")
+    if not isinstance(data, dict) or not isinstance(data.get(messages_key), list):
+        raise CliError(f"{name}: expected a list of messages or an object with a {messages_key!r} list")
     for key in ("goal", "next_action"):
         if not isinstance(data.get(key, ""), str):
             raise CliError(f"{name}: {key!r} must be a string")
@@ -58,7 +61,7 @@ def read_history(source: str) -> HistoryFile:
         raise CliError(f"{name}: 'options' must be an object")
     return HistoryFile(
         name,
-        data["messages"],
+        data[messages_key],
         goal=data.get("goal", ""),
         next_action=data.get("next_action", ""),
         eligible_tools=_strings(data, "eligible_tool_names", name),

@@ -2,6 +2,7 @@
 
 from tracetrim.formats._anthropic import from_anthropic, to_anthropic
 from tracetrim.formats._langchain import from_langchain, to_langchain
+from tracetrim.formats._mini_swe_agent import from_mini_swe_agent, load_mini_swe_agent_traj, to_mini_swe_agent
 from tracetrim.formats._openai_chat import from_openai_chat, to_openai_chat
 from tracetrim.formats._openai_responses import from_openai_responses, to_openai_responses
 from tracetrim.formats._pydantic_ai import from_pydantic_ai, to_pydantic_ai
@@ -10,12 +11,15 @@ from tracetrim.formats._swe_agent import from_swe_agent_history
 __all__ = [
     "from_anthropic",
     "from_langchain",
+    "from_mini_swe_agent",
     "from_openai_chat",
     "from_openai_responses",
     "from_pydantic_ai",
     "from_swe_agent_history",
+    "load_mini_swe_agent_traj",
     "to_anthropic",
     "to_langchain",
+    "to_mini_swe_agent",
     "to_openai_chat",
     "to_openai_responses",
     "to_pydantic_ai",
