@@ -2,7 +2,8 @@
 
 Run: python benchmarks/bench_plan.py [--sizes 100,1000,10000,100000] [--repeat 3]
 
-A zero-latency scripted model answers every question, so what is measured is tracetrim's own work:
+By default the embedded learned judge plans (in-process, the whole history at once); ``--model scripted``
+uses a zero-latency scripted model instead. Either way what is measured is tracetrim's own work:
 validating and copying the history, pairing, the observation, batching, the policy, the rebuild and
 the size accounting. Histories are synthetic but shaped like real agent runs: one message in three is
 user text (~200 chars), the rest are assistant turns with a short thought, a tool call and a ~1.5 kB
@@ -65,7 +66,13 @@ def synthetic_history(size: int, seed: int = 7) -> list[dict[str, Any]]:
     return messages
 
 
-def _compactor() -> tt.Compactor:
+def _compactor(model_kind: str = "learned") -> tt.Compactor:
+    if model_kind == "learned":
+        # The default judge with default limits: it sees the whole history, nothing to fit or batch.
+        learned = tt.CompactorConfig(
+            eligible_tools=set(TOOLS), max_transcript_chars=2_000_000_000, minimum_reduction=0.0
+        )
+        return tt.Compactor(config=learned, execution=tt.ExecutionOptions(budget_s=3600))
     config = tt.CompactorConfig(
         eligible_tools=set(TOOLS),
         result_preview_chars=0,
@@ -79,9 +86,9 @@ def _compactor() -> tt.Compactor:
     return tt.Compactor(model, config=config, execution=tt.ExecutionOptions(budget_s=3600))
 
 
-def plan_once(messages: list[dict[str, Any]]) -> tuple[float, tt.Outcome]:
+def plan_once(messages: list[dict[str, Any]], model_kind: str = "learned") -> tuple[float, tt.Outcome]:
     """Seconds for one plan (timed inside the event loop), and its outcome."""
-    compactor = _compactor()
+    compactor = _compactor(model_kind)
 
     async def timed() -> tuple[float, tt.Outcome]:
         started = time.perf_counter()
@@ -91,12 +98,12 @@ def plan_once(messages: list[dict[str, Any]]) -> tuple[float, tt.Outcome]:
     return asyncio.run(timed())
 
 
-def peak_bytes(messages: list[dict[str, Any]]) -> int:
+def peak_bytes(messages: list[dict[str, Any]], model_kind: str = "learned") -> int:
     """Peak bytes allocated while planning (the history itself excluded)."""
     tracemalloc.start()
     tracemalloc.reset_peak()
     base = tracemalloc.get_traced_memory()[0]
-    plan_once(messages)
+    plan_once(messages, model_kind)
     peak = tracemalloc.get_traced_memory()[1] - base
     tracemalloc.stop()
     return peak
@@ -107,21 +114,29 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="100,1000,10000,100000")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--model",
+        choices=("learned", "scripted"),
+        default="learned",
+        help="learned: the default in-process judge (default); scripted: a zero-latency remote-style "
+        "model, which adds the observation and batching stages",
+    )
     args = parser.parse_args()
-    header = ("messages", "chars", "pairs", "requests", "plan s", "us/msg", "peak MiB")
-    print(" ".join(f"{h:>{w}}" for h, w in zip(header, (9, 13, 7, 8, 8, 7, 9), strict=True)))
+    header = ("messages", "chars", "pairs", "requests", "plan s", "us/msg", "peak MiB", "peak/JSON")
+    print(" ".join(f"{h:>{w}}" for h, w in zip(header, (9, 13, 7, 8, 8, 7, 9, 9), strict=True)))
     for size in (int(s) for s in args.sizes.split(",")):
         messages = synthetic_history(size)
         repeat = args.repeat if size <= 10_000 else 1
-        runs = [plan_once(messages) for _ in range(repeat)]
+        runs = [plan_once(messages, args.model) for _ in range(repeat)]
         seconds = statistics.median(r[0] for r in runs)
         outcome = runs[0][1]
         assert outcome.plan is not None, outcome
         stats = outcome.plan.stats
-        peak = peak_bytes(messages) / 2**20
+        peak = peak_bytes(messages, args.model)
         print(
             f"{size:>9,} {stats.chars_before:>13,} {stats.candidates:>7,} {stats.requests:>8,} "
-            f"{seconds:>8.3f} {seconds / size * 1e6:>7.1f} {peak:>9.1f}"
+            f"{seconds:>8.3f} {seconds / size * 1e6:>7.1f} {peak / 2**20:>9.1f} "
+            f"{peak / stats.chars_before:>9.2f}"
         )
 
 

@@ -71,6 +71,7 @@ class StandIn(_Loopback):
     """A stand-in server in a background thread; subclasses answer ``POST`` on one path.
 
     ``key``: Bearer key required (None: no auth). ``fail_first``: that many requests get 500 first.
+    ``busy_first``: that many requests (after those) get 429 with ``Retry-After: 0``.
     ``malformed``: 200 answers carry a body that is not JSON. ``hang``: never answer (until stopped).
     ``latency_s``: sleep before every answer.
     """
@@ -82,12 +83,14 @@ class StandIn(_Loopback):
         *,
         key: str | None = None,
         fail_first: int = 0,
+        busy_first: int = 0,
         malformed: bool = False,
         hang: bool = False,
         latency_s: float = 0.0,
     ) -> None:
         self.key = key
         self.fail_first = fail_first
+        self.busy_first = busy_first
         self.malformed = malformed
         self.hang = hang
         self.latency_s = latency_s
@@ -149,6 +152,8 @@ class StandIn(_Loopback):
         try:
             handler.send_response(status)
             handler.send_header("Content-Type", "application/json")
+            if status == 429:
+                handler.send_header("Retry-After", "0")
             handler.send_header("Content-Length", str(len(data)))
             handler.end_headers()
             handler.wfile.write(data)
@@ -169,6 +174,8 @@ class StandIn(_Loopback):
             return 503, {"error": {"message": "released"}}, None
         if number <= self.fail_first:
             return 500, {"error": {"message": "The server had an error.", "type": "server_error"}}, None
+        if number <= self.fail_first + self.busy_first:
+            return 429, {"error": {"message": "Rate limit reached.", "type": "rate_limit_error"}}, None
         if self.malformed:
             return 200, None, '{"answers": [ {"name": "broken'
         body = self.requests[number - 1]["body"]
@@ -281,6 +288,31 @@ class ChatStandIn(StandIn):
                 "completion_tokens": completion_tokens,
                 "total_tokens": prompt_tokens + completion_tokens,
             },
+        }
+
+
+class SystemOneStandIn(StandIn):
+    """Stand-in for ``POST /v1/systemone`` (Jev-compatible): every ``noul`` question gets a probability.
+
+    Each probability is ``fake_probability(instructions)``; answers are keyed by question name.
+    """
+
+    path = "/v1/systemone"
+
+    def answer(self, body: dict[str, Any]) -> tuple[int, Any]:
+        """A ``noul`` answer per question, with usage."""
+        questions = body.get("questions")
+        if not isinstance(body.get("state"), dict) or not isinstance(questions, dict) or not questions:
+            return 422, _error("state and questions are required")
+        answers = {
+            name: {"type": "noul", "noul": fake_probability(question["instructions"])}
+            for name, question in questions.items()
+        }
+        input_tokens = len(json.dumps(body["state"])) // 4 + 20 * len(questions)
+        return 200, {
+            "model": body.get("model"),
+            "answers": answers,
+            "usage": {"input_tokens": input_tokens, "output_tokens": 2 * len(questions)},
         }
 
 

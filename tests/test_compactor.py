@@ -423,12 +423,14 @@ async def test_record_carries_the_numbers() -> None:
     assert record.scope == SCOPE.as_dict() and record.elapsed_ms >= 0
 
 
-async def test_default_model_is_the_lexical_model() -> None:
+async def test_default_model_is_the_learned_judge() -> None:
+    """The default judges in-process: every candidate answered, no request, no state fitting."""
     compactor = tt.Compactor(config=CONFIG)
-    assert isinstance(compactor.model, tt.decision.LexicalDecisionModel)
+    assert isinstance(compactor.model, tt.decision.LearnedDecisionModel)
     outcome = await compactor.plan(tt.CompactionRequest(tool_history(3)))
     assert outcome.status in (tt.Status.DECIDED, tt.Status.INCONCLUSIVE), outcome.detail
-    assert outcome.plan is not None and outcome.plan.stats.requests >= 1
+    assert outcome.plan is not None and outcome.plan.stats.requests == 0
+    assert outcome.plan.stats.fitting_stage == "whole_history" and outcome.plan.stats.state_tokens == 0
     assert all(d.keep_call is not None and d.keep_result is not None for d in outcome.plan.decisions)
 
 

@@ -19,12 +19,13 @@ def _parse(*argv: str) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def test_lexical_without_options(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_learned_without_options(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("DECISION_MODEL_BACKEND", raising=False)
-    from tracetrim.decision._lexical import LexicalDecisionModel
+    monkeypatch.delenv("DECISION_MODEL_FILE", raising=False)
+    from tracetrim.decision import LearnedDecisionModel
 
-    assert isinstance(model_from_args(_parse()), LexicalDecisionModel)
+    assert isinstance(model_from_args(_parse()), LearnedDecisionModel)
 
 
 def test_options_override_the_environment_and_the_key_comes_from_a_named_variable(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
 import pytest
 
 from tracetrim.decision._chat_logprobs import ChatLogprobsModel
@@ -12,11 +13,27 @@ from tracetrim.decision._openai_decisions import OpenAIDecisionsModel
 from tracetrim.decision._systemone import SystemOneModel
 
 
-def test_lexical_is_the_default() -> None:
+def test_learned_is_the_default_and_lexical_stays_by_name() -> None:
+    from tracetrim.decision import LearnedDecisionModel
     from tracetrim.decision._lexical import LexicalDecisionModel
 
-    assert isinstance(from_env({}), LexicalDecisionModel)
+    assert isinstance(from_env({}), LearnedDecisionModel)
     assert isinstance(from_env({"DECISION_MODEL_BACKEND": "LEXICAL"}), LexicalDecisionModel)
+
+
+def test_model_file_selects_fitted_weights(tmp_path: Path) -> None:
+    from tracetrim.decision import LearnedDecisionModel, WeightsError
+    from tracetrim.decision._learned import default_weights
+
+    path = tmp_path / "mine.json"
+    path.write_text(attrs.evolve(default_weights(), version="mine").to_json(), encoding="utf-8")
+    model = from_env({"DECISION_MODEL_FILE": str(path)})
+    assert isinstance(model, LearnedDecisionModel) and model.name == "learned:mine"
+    with pytest.raises(ValueError, match=r"DECISION_MODEL_FILE is for the learned backend"):
+        from_env({"DECISION_MODEL_BACKEND": "lexical", "DECISION_MODEL_FILE": str(path)})
+    path.write_text('{"features": []}', encoding="utf-8")
+    with pytest.raises(WeightsError, match=r"mine.json: not a judge weights file"):
+        from_env({"DECISION_MODEL_FILE": str(path)})
 
 
 def test_systemone_from_generic_and_backend_variables() -> None:
@@ -110,3 +127,21 @@ def test_dotenv_is_read_without_overriding_the_environment(
 
 def test_missing_dotenv_is_fine(tmp_path: Path) -> None:
     assert read_dotenv(tmp_path / "absent.env") == {}
+
+
+def test_dotenv_keeps_values_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """python-dotenv reads it: no ``${VAR}`` interpolation, bare keys left out, '#' in values kept."""
+    monkeypatch.setenv("HOME_FOR_TEST", "/somewhere")
+    path = tmp_path / ".env"
+    path.write_text(
+        'KEY=ab$cd${HOME_FOR_TEST}\nBARE\nHASH=x#y\nQUOTED="a # b"\nMULTI="one\ntwo"\nEMPTY=\n',
+        encoding="utf-8",
+    )
+    assert read_dotenv(path) == {
+        "KEY": "ab$cd${HOME_FOR_TEST}",
+        "HASH": "x#y",
+        "QUOTED": "a # b",
+        "MULTI": "one\ntwo",
+        "EMPTY": "",
+    }
+    assert read_dotenv(tmp_path) == {}  # a folder is not a dotenv file

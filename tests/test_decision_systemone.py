@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Iterator
 
 import pytest
-import structlog
 
 from tracetrim.decision._http import RetryPolicy
 from tracetrim.decision._protocol import BinaryQuestion, DecisionModelError
@@ -78,14 +78,17 @@ async def test_busy_server_429s_are_retried_and_counted() -> None:
         assert server.server.RequestHandlerClass.cfg.requests == 4 + retries
 
 
-async def test_wrong_key_is_a_clear_authentication_error_without_the_key(server: mock.Running) -> None:
+async def test_wrong_key_is_a_clear_authentication_error_without_the_key(
+    server: mock.Running, caplog: pytest.LogCaptureFixture
+) -> None:
     wrong = "ts-wrong-key-777"
     model = SystemOneModel(api_key=wrong, base_url=server.url, retry=FAST)
-    with structlog.testing.capture_logs() as logs, pytest.raises(DecisionModelError) as caught:
+    with caplog.at_level(logging.DEBUG, "tracetrim"), pytest.raises(DecisionModelError) as caught:
         await model(STATE, QUESTIONS)
     message = str(caught.value)
     assert "authentication failed" in message and "401" in message
-    assert wrong not in message and wrong not in repr(model) and not any(wrong in repr(e) for e in logs)
+    logs = [record.getMessage() for record in caplog.records]
+    assert wrong not in message and wrong not in repr(model) and not any(wrong in line for line in logs)
 
 
 async def test_missing_key_is_an_authentication_error(server: mock.Running) -> None:

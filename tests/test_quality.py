@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import importlib.util
-import sys
 from collections.abc import Sequence
 from typing import Any
 
-from tests.conftest import DATA, REPO, require_data
 from tracetrim._quality import (
     Case,
     Count,
@@ -134,25 +131,3 @@ def test_extra_columns_and_totals() -> None:
     assert summed.extra["kept"] == Count(2, 4)
     assert summed.chars_before == 2 * rows[0].chars_before
     assert "| kept |" in format_table(rows)
-
-
-def test_benchmark_converters_on_real_data() -> None:
-    require_data(DATA / "swe-agent")
-    spec = importlib.util.spec_from_file_location("quality_benchmark", REPO / "benchmarks" / "quality.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["quality_benchmark"] = module
-    spec.loader.exec_module(module)
-    swe = module.swe_cases(DATA / "swe-agent")
-    assert len(swe) >= 20
-    # The converter must yield pairs the planner can judge, and the upper-bound table must cover
-    # exactly those candidates (a few short trajectories have none).
-    with_candidates = [case for case, _ in swe if case.candidates()[1]]
-    assert len(with_candidates) >= len(swe) // 2
-    for case, quoted in swe:
-        candidates = {pair.call_id for pair in case.candidates()[1]}
-        assert case.oracle is not None and set(case.oracle) == candidates
-        assert all(case.oracle[cid] == ((1.0, 1.0) if cid in quoted else (1.0, 0.0)) for cid in candidates)
-    tau = module.tau_cases(require_data(DATA / "tau-bench" / "gpt-4o-airline.json"), 10)
-    assert len(tau) == 10
-    assert sum(len(evidence) for _, evidence in tau) > 0

@@ -160,7 +160,7 @@ def test_the_default_model_comes_from_the_environment(
     monkeypatch.chdir(tmp_path)  # no .env here
     monkeypatch.delenv("DECISION_MODEL_BACKEND", raising=False)
     with running(ServiceSettings()) as url:
-        assert httpx.get(f"{url}/healthz").json()["model"] == "LexicalDecisionModel"
+        assert httpx.get(f"{url}/healthz").json()["model"] == "LearnedDecisionModel"
 
 
 # --- compaction ---------------------------------------------------------------------------------------

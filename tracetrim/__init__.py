@@ -2,6 +2,7 @@
 
 from tracetrim import archive, decision, formats
 from tracetrim._audit import JsonLinesObserver
+from tracetrim._errors import TracetrimError
 from tracetrim._scope import Scope
 from tracetrim._snapshot import SnapshotError, validate_messages
 from tracetrim.compactor import (
@@ -19,6 +20,7 @@ from tracetrim.compactor import (
     PairDecision,
     Plan,
     PlanStats,
+    Reason,
     Record,
     Status,
     Summarizer,
@@ -46,12 +48,14 @@ __all__ = [
     "PairDecision",
     "Plan",
     "PlanStats",
+    "Reason",
     "Record",
     "Scope",
     "SnapshotError",
     "Status",
     "Summarizer",
     "Summary",
+    "TracetrimError",
     "__version__",
     "archive",
     "decision",

@@ -13,6 +13,7 @@ from typing import Any, TextIO
 import attrs
 
 from tracetrim._convert import converter, to_json_object
+from tracetrim._errors import TracetrimError
 from tracetrim._json import canonical_json
 from tracetrim.compactor import Record
 
@@ -34,7 +35,7 @@ class JsonLinesObserver:
             sink.write(line + "\n")
 
 
-class RecordError(ValueError):
+class RecordError(TracetrimError, ValueError):
     """A line that is not a plan record; the message names the source and line number."""
 
 

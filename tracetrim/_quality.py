@@ -12,7 +12,12 @@ from tracetrim._json import canonical_json, canonical_length
 from tracetrim._snapshot import Message
 from tracetrim.compactor import CompactionRequest, Compactor, CompactorConfig, ExecutionOptions, Mode
 from tracetrim.compactor._pairs import Pair, find_pairs, protected_messages
-from tracetrim.decision import DecisionModel, LexicalDecisionModel, ScriptedDecisionModel
+from tracetrim.decision import (
+    DecisionModel,
+    LearnedDecisionModel,
+    LexicalDecisionModel,
+    ScriptedDecisionModel,
+)
 
 LABEL_KINDS = ("critical", "needed", "irrelevant", "superseded", "protected")
 
@@ -276,7 +281,7 @@ def tracetrim_strategy(
     measured; `Compacted.detail` carries the planner's reason."""
 
     async def run(case: Case) -> Compacted:
-        judge = model_for(case) if model_for is not None else (model or LexicalDecisionModel())
+        judge = model_for(case) if model_for is not None else (model or LearnedDecisionModel())
         config = case.config(keep_threshold=keep_threshold, discard_threshold=discard_threshold)
         compactor = Compactor(judge, config=config, execution=ExecutionOptions(mode=Mode.SHADOW))
         outcome = await compactor.plan(
@@ -363,11 +368,8 @@ def clear_tool_uses(keep_recent: int = 3) -> Strategy:
 def standard_strategies(*, with_labels: bool = True) -> list[tuple[str, Strategy]]:
     """The strategies of the quality table, in order (the label-reading upper bound last)."""
     strategies: list[tuple[str, Strategy]] = [
+        ("tracetrim", tracetrim_strategy(LearnedDecisionModel())),
         ("lexical", tracetrim_strategy(LexicalDecisionModel())),
-        (
-            "lexical-2t",
-            tracetrim_strategy(LexicalDecisionModel(), keep_threshold=0.65, discard_threshold=0.35),
-        ),
         ("keep-last-10", keep_last_n(10)),
         ("keep-last-3", keep_last_n(3)),
         ("clear-tool-uses-3", clear_tool_uses(3)),

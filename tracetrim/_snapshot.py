@@ -6,6 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from tracetrim._errors import TracetrimError
 from tracetrim._json import compact_bytes, compact_json
 
 Message = dict[str, Any]
@@ -17,7 +18,7 @@ Block = dict[str, Any]
 ROLES = frozenset({"user", "assistant", "system"})
 
 
-class SnapshotError(ValueError):
+class SnapshotError(TracetrimError, ValueError):
     """A history that is not a valid neutral snapshot; the message names index, block and field."""
 
     def __init__(

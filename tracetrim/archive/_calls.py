@@ -13,17 +13,7 @@ from tracetrim._snapshot import Block, Message
 from tracetrim.archive._errors import CallNotFoundError
 from tracetrim.archive._protocol import Archive, scope_label
 
-MARKER_KEY = "tracetrim"
 TOOL_BLOCK_TYPES = ("tool_call", "tool_result")
-
-
-def is_shortened(block: Block) -> bool:
-    """True for a tool_result the planner shortened (its ``metadata.tracetrim.action`` is drop_result)."""
-    metadata = block.get("metadata")
-    if not isinstance(metadata, dict):
-        return False
-    marker = metadata.get(MARKER_KEY)
-    return isinstance(marker, dict) and marker.get("action") == "drop_result"
 
 
 def tool_key(block: Any) -> tuple[str, str] | None:

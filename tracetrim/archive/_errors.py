@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from tracetrim._errors import TracetrimError
 
-class ArchiveError(Exception):
+
+class ArchiveError(TracetrimError):
     """Base of every archive failure; messages name the reference, never scope secrets."""
 
 

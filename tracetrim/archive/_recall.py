@@ -6,13 +6,13 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from tracetrim._json import canonical_json
+from tracetrim._marker import RECALL_TOOL_NAME, is_shortened
 from tracetrim._scope import Scope
 from tracetrim._snapshot import text_of_output
-from tracetrim.archive._calls import find_call, is_shortened
+from tracetrim.archive._calls import find_call
 from tracetrim.archive._errors import CallNotFoundError
 from tracetrim.archive._protocol import Archive, check_ref, scope_label
 
-RECALL_TOOL_NAME = "recall_tool_result"
 RECALL_TOOL_DESCRIPTION = (
     "Return the full, original result of an earlier tool call whose result was shortened or removed "
     "from the conversation to save space. Use the call id (and the archive reference, if the marker "

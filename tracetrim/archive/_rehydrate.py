@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
+from tracetrim._marker import is_shortened
 from tracetrim._snapshot import Block, Message, validate_messages
-from tracetrim.archive._calls import is_shortened, tool_key
+from tracetrim.archive._calls import tool_key
 from tracetrim.archive._errors import CallNotFoundError
 
 _Key = tuple[str, str]

@@ -12,6 +12,7 @@ from tracetrim.cli._audit import register as register_audit
 from tracetrim.cli._compact import register as register_compact
 from tracetrim.cli._demo import register as register_demo
 from tracetrim.cli._errors import CliError
+from tracetrim.cli._fit import register as register_fit
 from tracetrim.cli._offload import register as register_offload
 from tracetrim.cli._serve import register as register_serve
 
@@ -21,6 +22,7 @@ _REGISTRATIONS = (
     register_offload,
     register_archive,
     register_audit,
+    register_fit,
     register_serve,
 )
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from tracetrim._errors import TracetrimError
 
-class CliError(Exception):
+
+class CliError(TracetrimError):
     """A user mistake (bad file, bad flag value); shown as one line without a traceback."""
 
     def __init__(self, message: str, exit_code: int = 2) -> None:

@@ -14,14 +14,21 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     """Add --model-backend, --model-name, --model-base-url and --model-api-key-env to ``parser``."""
     group = parser.add_argument_group(
         "decision model",
-        "Defaults come from DECISION_MODEL_* in the environment or ./.env; the embedded lexical model "
+        "Defaults come from DECISION_MODEL_* in the environment or ./.env; the embedded learned judge "
         "if nothing is set.",
     )
     group.add_argument(
         "--model-backend",
         choices=BACKENDS,
         default=None,
-        help="which decision model to use (default: $DECISION_MODEL_BACKEND or lexical)",
+        help="which decision model to use (default: $DECISION_MODEL_BACKEND or learned)",
+    )
+    group.add_argument(
+        "--model-file",
+        default=None,
+        metavar="FILE",
+        help="judge weights written by `tracetrim fit` (learned backend; default: $DECISION_MODEL_FILE "
+        "or the shipped weights)",
     )
     group.add_argument(
         "--model-name",
@@ -51,6 +58,7 @@ def model_from_args(args: argparse.Namespace) -> DecisionModel:
         "DECISION_MODEL_BACKEND": getattr(args, "model_backend", None),
         "DECISION_MODEL_NAME": getattr(args, "model_name", None),
         "DECISION_MODEL_BASE_URL": getattr(args, "model_base_url", None),
+        "DECISION_MODEL_FILE": getattr(args, "model_file", None),
     }
     env.update({name: value for name, value in overrides.items() if value})
     key_env = getattr(args, "model_api_key_env", None)

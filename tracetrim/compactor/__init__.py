@@ -5,7 +5,16 @@ from tracetrim.compactor._config import CompactorConfig, ExecutionOptions, Mode
 from tracetrim.compactor._offload import OffloadStrategy
 from tracetrim.compactor._offload_config import OffloadConfig, OffloadMode
 from tracetrim.compactor._offload_restore import restore_offloaded
-from tracetrim.compactor._outcome import Action, Outcome, PairDecision, Plan, PlanStats, Record, Status
+from tracetrim.compactor._outcome import (
+    Action,
+    Outcome,
+    PairDecision,
+    Plan,
+    PlanStats,
+    Reason,
+    Record,
+    Status,
+)
 from tracetrim.compactor._request import CompactionRequest
 from tracetrim.compactor._summarizer import ChatSummarizer, Summarizer, SummarizerError, Summary
 
@@ -24,6 +33,7 @@ __all__ = [
     "PairDecision",
     "Plan",
     "PlanStats",
+    "Reason",
     "Record",
     "Status",
     "Summarizer",

@@ -9,15 +9,16 @@ from typing import Any
 
 import attrs
 
+from tracetrim._errors import TracetrimError
 from tracetrim.compactor._batches import Batch
 from tracetrim.decision import DecisionModel, DecisionResponse, Usage
 
 
-class InvalidAnswer(ValueError):
+class InvalidAnswer(TracetrimError, ValueError):
     """A response that is not exactly one finite probability in [0, 1] per question asked."""
 
 
-class ModelFailed(RuntimeError):
+class ModelFailed(TracetrimError, RuntimeError):
     """A decision request raised; the original exception is the cause."""
 
 

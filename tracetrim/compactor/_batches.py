@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import attrs
 
+from tracetrim._errors import TracetrimError
 from tracetrim._tokens import TokenCounter
 from tracetrim.compactor._pairs import Pair
 from tracetrim.decision import BinaryQuestion
@@ -14,7 +15,7 @@ from tracetrim.decision import BinaryQuestion
 REQUEST_OVERHEAD_TOKENS = 512
 
 
-class RequestOverBudget(ValueError):
+class RequestOverBudget(TracetrimError, ValueError):
     """A single pair's questions plus the state do not fit ``max_request_tokens``."""
 
 

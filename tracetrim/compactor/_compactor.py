@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import cast
 
 import attrs
 
@@ -25,13 +26,15 @@ from tracetrim.compactor._flow import (
     save_original,
     with_reduction,
 )
+from tracetrim.compactor._judging import InvalidJudgement, history_view, judge_history
 from tracetrim.compactor._observation import StateOverBudget, default_goal, default_next_action, observe
-from tracetrim.compactor._outcome import Outcome, Plan, PlanStats, Status
-from tracetrim.compactor._pairs import find_pairs, protected_messages
+from tracetrim.compactor._outcome import Outcome, Plan, PlanStats, Reason, Status
+from tracetrim.compactor._pairs import Pair, find_pairs, protected_messages
 from tracetrim.compactor._policy import decide
 from tracetrim.compactor._rebuild import rebuild
 from tracetrim.compactor._request import CompactionRequest
-from tracetrim.decision import DecisionModel, LexicalDecisionModel
+from tracetrim.decision import DecisionModel, LearnedDecisionModel, Usage
+from tracetrim.decision._history import HistoryJudge
 
 __all__ = ["Compactor", "make_record"]
 
@@ -39,23 +42,25 @@ __all__ = ["Compactor", "make_record"]
 class Compactor:
     """Plans the compaction of a history with a decision model; archives and adopts in ENFORCE mode.
 
-    ``model`` defaults to the embedded `LexicalDecisionModel`. ENFORCE requires an ``archive``.
+    ``model`` defaults to the embedded `LearnedDecisionModel`. An in-process `HistoryJudge` sees
+    the whole history once; any other `DecisionModel` answers batched questions about a bounded state.
+    ENFORCE requires an ``archive``.
     `plan` and `compact` never raise, except for cancellation, which propagates.
     """
 
     def __init__(
         self,
-        model: DecisionModel | None = None,
+        model: DecisionModel | HistoryJudge | None = None,
         *,
         config: CompactorConfig | None = None,
         execution: ExecutionOptions | None = None,
         archive: Archive | None = None,
     ) -> None:
         if model is None:
-            model = LexicalDecisionModel()
-        if not callable(model):
+            model = LearnedDecisionModel()
+        if not (callable(model) or isinstance(model, HistoryJudge)):
             raise TypeError("model must be a DecisionModel (an async callable taking state and questions)")
-        self.model: DecisionModel = model
+        self.model: DecisionModel | HistoryJudge = model
         self.config = config or CompactorConfig()
         self.execution = execution or ExecutionOptions()
         if self.execution.mode is Mode.ENFORCE and archive is None:
@@ -78,7 +83,9 @@ class Compactor:
         deadline = asyncio.get_running_loop().time() + self.execution.budget_s
         transcript = load_request(request, config.max_transcript_chars)
         if mode is Mode.ENFORCE and request.scope is None:
-            raise Stop(Status.ERROR, "SCOPE_REQUIRED", "ENFORCE mode needs request.scope to archive under")
+            raise Stop(
+                Status.ERROR, Reason.SCOPE_REQUIRED, "ENFORCE mode needs request.scope to archive under"
+            )
         messages = transcript.messages
         protected = protected_messages(
             messages,
@@ -105,52 +112,19 @@ class Compactor:
             decisions = pair_decisions(messages, pairs, {}, {}, {})
             raise Stop(
                 Status.SKIPPED,
-                "NO_CANDIDATES",
+                Reason.NO_CANDIDATES,
                 "no pair is eligible for compaction",
                 Plan(messages=messages, decisions=decisions, stats=base),
             )
 
-        count = config.token_counter or estimate_tokens
-        try:
-            observation = observe(
-                messages,
-                pairs,
-                goal=request.goal or default_goal(messages),
-                next_action=request.next_action or default_next_action(messages),
-                preserve_recent=config.preserve_recent_messages,
-                preview_chars=config.result_preview_chars,
-                max_tokens=config.max_state_tokens,
-                count_tokens=count,
-            )
-            batches = make_batches(
-                candidates,
-                state_tokens=observation.tokens,
-                max_questions=config.max_questions,
-                max_request_tokens=config.max_request_tokens,
-                count_tokens=count,
-            )
-        except StateOverBudget as exc:
-            raise Stop(Status.ERROR, "STATE_OVER_BUDGET", str(exc)) from None
-        except RequestOverBudget as exc:
-            raise Stop(Status.ERROR, "REQUEST_OVER_BUDGET", str(exc)) from None
+        goal = request.goal or default_goal(messages)
+        next_action = request.next_action or default_next_action(messages)
+        if isinstance(self.model, HistoryJudge):
+            judged = self._judge_in_process(messages, pairs, goal, next_action)
+        else:
+            judged = await self._ask_remote(messages, pairs, candidates, goal, next_action, deadline)
 
-        try:
-            async with asyncio.timeout_at(deadline):
-                answers = await ask(
-                    self.model, observation.state, batches, max_concurrency=config.max_concurrency
-                )
-        except TimeoutError:
-            raise Stop(
-                Status.ERROR,
-                "TIMEOUT",
-                f"decision requests did not finish within {self.execution.budget_s} s",
-            ) from None
-        except ModelFailed as exc:
-            raise Stop(Status.ERROR, "MODEL_ERROR", str(exc)) from None
-        except InvalidAnswer as exc:
-            raise Stop(Status.ERROR, "INVALID_ANSWER", str(exc)) from None
-
-        probabilities = answers.probabilities
+        probabilities = judged.probabilities
         actions = {
             pair.key: decide(
                 probabilities[f"call_{pair.key}"],
@@ -176,12 +150,12 @@ class Compactor:
             chars_after=canonical_length(rebuilt.messages),
             candidates=len(candidates),
             protected=len(pairs) - len(candidates),
-            requests=answers.requests,
-            retries=answers.retries,
-            input_tokens=answers.usage.input_tokens,
-            output_tokens=answers.usage.output_tokens,
-            state_tokens=observation.tokens,
-            fitting_stage=observation.stage,
+            requests=judged.requests,
+            retries=judged.retries,
+            input_tokens=judged.usage.input_tokens,
+            output_tokens=judged.usage.output_tokens,
+            state_tokens=judged.state_tokens,
+            fitting_stage=judged.stage,
         )
         stats = with_reduction(stats)
         decisions = pair_decisions(messages, pairs, rebuilt.applied, rebuilt.chars_after, probabilities)
@@ -190,7 +164,7 @@ class Compactor:
             check_unchanged(request, transcript)
             raise Stop(
                 Status.INCONCLUSIVE,
-                "INSUFFICIENT_REDUCTION",
+                Reason.INSUFFICIENT_REDUCTION,
                 f"the proposal saves {stats.reduction:.1%}; "
                 f"minimum_reduction is {config.minimum_reduction:.0%}",
                 Plan(messages=messages, decisions=decisions, stats=stats),
@@ -199,7 +173,7 @@ class Compactor:
             check_unchanged(request, transcript)
             return Outcome(
                 status=Status.DECIDED,
-                reason="SHADOW_PROPOSAL",
+                reason=Reason.SHADOW_PROPOSAL,
                 detail="proposal not adopted (SHADOW)",
                 plan=Plan(messages=rebuilt.messages, decisions=decisions, stats=stats),
             )
@@ -221,10 +195,101 @@ class Compactor:
         check_unchanged(request, transcript)
         return Outcome(
             status=Status.DECIDED,
-            reason="ARCHIVED_PROPOSAL",
+            reason=Reason.ARCHIVED_PROPOSAL,
             detail=f"original archived as {saved}",
             plan=Plan(messages=rebuilt.messages, decisions=decisions, stats=stats, archive_ref=saved),
         )
+
+
+    def _judge_in_process(
+        self, messages: list[Message], pairs: list[Pair], goal: str, next_action: str
+    ) -> _Judged:
+        """An in-process judge sees the whole history once: no state fitting, no batches, no budget."""
+        assert isinstance(self.model, HistoryJudge)
+        view = history_view(messages, pairs, goal=goal, next_action=next_action)
+        try:
+            probabilities = judge_history(self.model, view)
+        except InvalidJudgement as exc:
+            raise Stop(Status.ERROR, Reason.INVALID_ANSWER, str(exc)) from None
+        return _Judged(probabilities, stage=WHOLE_HISTORY)
+
+    async def _ask_remote(
+        self,
+        messages: list[Message],
+        pairs: list[Pair],
+        candidates: list[Pair],
+        goal: str,
+        next_action: str,
+        deadline: float,
+    ) -> _Judged:
+        """A remote-style model answers questions about a bounded state, in batches, under the deadline."""
+        config = self.config
+        count = config.token_counter or estimate_tokens
+        try:
+            observation = observe(
+                messages,
+                pairs,
+                goal=goal,
+                next_action=next_action,
+                preserve_recent=config.preserve_recent_messages,
+                preview_chars=config.result_preview_chars,
+                max_tokens=config.max_state_tokens,
+                count_tokens=count,
+            )
+            batches = make_batches(
+                candidates,
+                state_tokens=observation.tokens,
+                max_questions=config.max_questions,
+                max_request_tokens=config.max_request_tokens,
+                count_tokens=count,
+            )
+        except StateOverBudget as exc:
+            raise Stop(Status.ERROR, Reason.STATE_OVER_BUDGET, str(exc)) from None
+        except RequestOverBudget as exc:
+            raise Stop(Status.ERROR, Reason.REQUEST_OVER_BUDGET, str(exc)) from None
+
+        try:
+            async with asyncio.timeout_at(deadline):
+                answers = await ask(
+                    cast(DecisionModel, self.model),
+                    observation.state,
+                    batches,
+                    max_concurrency=config.max_concurrency,
+                )
+        except TimeoutError:
+            raise Stop(
+                Status.ERROR,
+                Reason.TIMEOUT,
+                f"decision requests did not finish within {self.execution.budget_s} s",
+            ) from None
+        except ModelFailed as exc:
+            raise Stop(Status.ERROR, Reason.MODEL_ERROR, str(exc)) from None
+        except InvalidAnswer as exc:
+            raise Stop(Status.ERROR, Reason.INVALID_ANSWER, str(exc)) from None
+        return _Judged(
+            answers.probabilities,
+            requests=answers.requests,
+            retries=answers.retries,
+            usage=answers.usage,
+            state_tokens=observation.tokens,
+            stage=observation.stage,
+        )
+
+
+WHOLE_HISTORY = "whole_history"
+"""The fitting stage an in-process judge reports: it saw every message, nothing was fitted."""
+
+
+@attrs.frozen
+class _Judged:
+    """The answers stage's output, whichever kind of model gave it."""
+
+    probabilities: dict[str, float]
+    requests: int = 0
+    retries: int = 0
+    usage: Usage = attrs.field(factory=Usage)
+    state_tokens: int = 0
+    stage: str = ""
 
 
 _UNSAVED_REF = "0" * 64

@@ -16,7 +16,16 @@ from tracetrim._scope import Scope
 from tracetrim._snapshot import Message, SnapshotError
 from tracetrim.archive import Archive
 from tracetrim.compactor._config import ExecutionOptions, Mode
-from tracetrim.compactor._outcome import Action, Outcome, PairDecision, Plan, PlanStats, Record, Status
+from tracetrim.compactor._outcome import (
+    Action,
+    Outcome,
+    PairDecision,
+    Plan,
+    PlanStats,
+    Reason,
+    Record,
+    Status,
+)
 from tracetrim.compactor._pairs import Pair
 from tracetrim.compactor._rebuild import pair_chars
 from tracetrim.compactor._request import CompactionRequest
@@ -26,7 +35,7 @@ from tracetrim.compactor._transcript import Transcript, TranscriptTooLarge, load
 class Stop(Exception):
     """Ends a plan early with an outcome (internal control flow only)."""
 
-    def __init__(self, status: Status, reason: str, detail: str, plan: Plan | None = None) -> None:
+    def __init__(self, status: Status, reason: Reason, detail: str, plan: Plan | None = None) -> None:
         super().__init__(detail)
         self.outcome = Outcome(status=status, reason=reason, plan=plan, detail=detail)
 
@@ -36,15 +45,15 @@ def load_request(request: CompactionRequest, max_chars: int) -> Transcript:
     try:
         return load_transcript(request.messages, max_chars)
     except TranscriptTooLarge as exc:
-        raise Stop(Status.SKIPPED, "TRANSCRIPT_TOO_LARGE", str(exc)) from None
+        raise Stop(Status.SKIPPED, Reason.TRANSCRIPT_TOO_LARGE, str(exc)) from None
     except SnapshotError as exc:
-        raise Stop(Status.ERROR, "INVALID_TRANSCRIPT", str(exc)) from None
+        raise Stop(Status.ERROR, Reason.INVALID_TRANSCRIPT, str(exc)) from None
 
 
 def check_unchanged(request: CompactionRequest, transcript: Transcript) -> None:
     """Stop with TRANSCRIPT_CHANGED when the host's history changed while it was being planned."""
     if not unchanged(request.messages, transcript):
-        raise Stop(Status.ERROR, "TRANSCRIPT_CHANGED", "the history changed while it was being planned")
+        raise Stop(Status.ERROR, Reason.TRANSCRIPT_CHANGED, "the history changed while it was being planned")
 
 
 def pair_decisions(
@@ -146,17 +155,19 @@ async def run_plan(
     started = time.perf_counter()
     try:
         if execution.mode is Mode.OFF:
-            outcome = Outcome(status=Status.SKIPPED, reason="DISABLED", detail="mode is OFF")
+            outcome = Outcome(status=Status.SKIPPED, reason=Reason.DISABLED, detail="mode is OFF")
         else:
             outcome = await body(started)
     except asyncio.CancelledError:
-        cancelled = Outcome(status=Status.CANCELLED, reason="CANCELLED", detail="plan cancelled")
+        cancelled = Outcome(status=Status.CANCELLED, reason=Reason.CANCELLED, detail="plan cancelled")
         emit_record(execution, request, cancelled, started)
         raise
     except Stop as stop:
         outcome = stop.outcome
     except Exception as exc:  # a bug must not take the host's agent down with it
-        outcome = Outcome(status=Status.ERROR, reason="INTERNAL_ERROR", detail=f"{type(exc).__name__}: {exc}")
+        outcome = Outcome(
+            status=Status.ERROR, reason=Reason.INTERNAL_ERROR, detail=f"{type(exc).__name__}: {exc}"
+        )
     outcome = with_elapsed(outcome, started)
     emit_record(execution, request, outcome, started)
     return outcome
@@ -184,11 +195,13 @@ async def save_original(archive: Archive, scope: Scope, messages: list[Message],
         async with asyncio.timeout_at(deadline):
             saved = await archive.save(scope, messages)
     except TimeoutError:
-        raise Stop(Status.ERROR, "ARCHIVE_ERROR", "archive save did not finish before the deadline") from None
+        raise Stop(
+            Status.ERROR, Reason.ARCHIVE_ERROR, "archive save did not finish before the deadline"
+        ) from None
     except Exception as exc:
         raise Stop(
-            Status.ERROR, "ARCHIVE_ERROR", f"archive save failed: {type(exc).__name__}: {exc}"
+            Status.ERROR, Reason.ARCHIVE_ERROR, f"archive save failed: {type(exc).__name__}: {exc}"
         ) from None
     if not isinstance(saved, str) or not saved:
-        raise Stop(Status.ERROR, "ARCHIVE_ERROR", f"archive save returned no reference ({saved!r})")
+        raise Stop(Status.ERROR, Reason.ARCHIVE_ERROR, f"archive save returned no reference ({saved!r})")
     return saved

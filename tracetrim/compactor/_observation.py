@@ -7,6 +7,7 @@ from typing import Any
 
 import attrs
 
+from tracetrim._errors import TracetrimError
 from tracetrim._json import canonical_json
 from tracetrim._snapshot import Message
 from tracetrim._tokens import TokenCounter
@@ -40,7 +41,7 @@ STAGES = (
 """Tried in order; the first stage whose observation fits the budget wins."""
 
 
-class StateOverBudget(ValueError):
+class StateOverBudget(TracetrimError, ValueError):
     """Even the most compact observation exceeds ``max_state_tokens``."""
 
 

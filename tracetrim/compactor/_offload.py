@@ -31,7 +31,7 @@ from tracetrim.compactor._offload_select import (
     offload_pairs,
 )
 from tracetrim.compactor._offload_summary import replace_groups, summary_message
-from tracetrim.compactor._outcome import Action, Outcome, Plan, PlanStats, Status
+from tracetrim.compactor._outcome import Action, Outcome, Plan, PlanStats, Reason, Status
 from tracetrim.compactor._pairs import Pair
 from tracetrim.compactor._rebuild import Rebuilt, rebuild
 from tracetrim.compactor._request import CompactionRequest
@@ -98,7 +98,9 @@ class OffloadStrategy:
         deadline = asyncio.get_running_loop().time() + self.execution.budget_s
         transcript = load_request(request, config.max_transcript_chars)
         if mode is Mode.ENFORCE and request.scope is None:
-            raise Stop(Status.ERROR, "SCOPE_REQUIRED", "ENFORCE mode needs request.scope to archive under")
+            raise Stop(
+                Status.ERROR, Reason.SCOPE_REQUIRED, "ENFORCE mode needs request.scope to archive under"
+            )
         messages, scope = transcript.messages, request.scope
         count = config.token_counter or estimate_tokens
         pairs, chosen = offload_pairs(
@@ -123,7 +125,7 @@ class OffloadStrategy:
         if tokens <= config.max_total_tokens:
             raise Stop(
                 Status.SKIPPED,
-                "BELOW_THRESHOLD",
+                Reason.BELOW_THRESHOLD,
                 f"the history holds {tokens:,} tokens; max_total_tokens is {config.max_total_tokens:,}",
                 Plan(messages=messages, decisions=pair_decisions(messages, pairs, kept, {}, {}), stats=base),
             )
@@ -141,7 +143,7 @@ class OffloadStrategy:
         if not offloaded and not proposal.groups:
             raise Stop(
                 Status.SKIPPED,
-                "NO_CANDIDATES",
+                Reason.NO_CANDIDATES,
                 f"the history holds {tokens:,} tokens, but no tool result is above "
                 f"{config.max_tool_message_tokens:,} tokens outside the protected messages"
                 + ("" if config.mode is OffloadMode.COMPACT else " and no message group can be summarised"),
@@ -212,13 +214,13 @@ class OffloadStrategy:
         if mode is Mode.SHADOW:
             return Outcome(
                 status=Status.DECIDED,
-                reason="SHADOW_PROPOSAL",
+                reason=Reason.SHADOW_PROPOSAL,
                 detail=f"{detail}; not adopted (SHADOW)",
                 plan=plan,
             )
         return Outcome(
             status=Status.DECIDED,
-            reason="ARCHIVED_PROPOSAL",
+            reason=Reason.ARCHIVED_PROPOSAL,
             detail=f"{detail}; original archived as {saved}",
             plan=plan,
         )
@@ -289,12 +291,12 @@ class OffloadStrategy:
                     running = [tasks.create_task(one(group)) for group in groups]
         except TimeoutError:
             raise Stop(
-                Status.ERROR, "TIMEOUT", f"summaries did not finish within {self.execution.budget_s} s"
+                Status.ERROR, Reason.TIMEOUT, f"summaries did not finish within {self.execution.budget_s} s"
             ) from None
         except ExceptionGroup as failed:
             cause = _first_leaf(failed)
             raise Stop(
-                Status.ERROR, "SUMMARY_ERROR", f"summarizer failed: {type(cause).__name__}: {cause}"
+                Status.ERROR, Reason.SUMMARY_ERROR, f"summarizer failed: {type(cause).__name__}: {cause}"
             ) from None
         summaries = []
         for n, task in enumerate(running, start=1):
@@ -303,12 +305,12 @@ class OffloadStrategy:
             if not isinstance(summary, Summary):
                 raise Stop(
                     Status.ERROR,
-                    "SUMMARY_ERROR",
+                    Reason.SUMMARY_ERROR,
                     f"summarizer returned {type(answer).__name__} for group {n}, not a Summary or str",
                 )
             if not summary.text.strip():
                 raise Stop(
-                    Status.ERROR, "EMPTY_SUMMARY", f"summarizer returned an empty summary for group {n}"
+                    Status.ERROR, Reason.EMPTY_SUMMARY, f"summarizer returned an empty summary for group {n}"
                 )
             summaries.append(attrs.evolve(summary, text=summary.text.strip()))
         return summaries

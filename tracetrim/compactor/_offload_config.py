@@ -8,10 +8,9 @@ from typing import Any
 
 import attrs
 
+from tracetrim._marker import RECALL_TOOL_NAME
 from tracetrim._tokens import TokenCounter
 from tracetrim.compactor._config import check_counter, int_in, name_set
-
-RECALL_TOOL_NAME = "recall_tool_result"
 
 
 class OffloadMode(enum.Enum):

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from tracetrim._marker import is_shortened, mark_of, summary_ref
 from tracetrim._scope import Scope
 from tracetrim._snapshot import Message, validate_messages
 from tracetrim.archive import Archive, rehydrate
-from tracetrim.archive._calls import is_shortened
-from tracetrim.compactor._offload_summary import summary_ref
 
 
 def _shortened_refs(messages: Sequence[Message]) -> dict[str, list[str]]:
     refs: dict[str, list[str]] = {}
     for message in messages:
         for block in message["content"]:
-            if block["type"] == "tool_result" and is_shortened(block):
-                ref = block["metadata"]["tracetrim"].get("archive_ref")
+            mark = mark_of(block) if block["type"] == "tool_result" and is_shortened(block) else None
+            if mark is not None:
+                ref = mark.get("archive_ref")
                 if isinstance(ref, str) and ref:
                     refs.setdefault(ref, []).append(block["id"])
     return refs

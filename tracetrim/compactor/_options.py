@@ -8,6 +8,7 @@ from typing import Any
 
 import attrs
 
+from tracetrim._errors import TracetrimError
 from tracetrim.compactor._config import CompactorConfig, name_set
 
 OPTION_FIELDS = frozenset(a.name for a in attrs.fields(CompactorConfig)) - {"eligible_tools", "token_counter"}
@@ -17,7 +18,7 @@ _CONVERTERS: dict[str, object] = {a.name: a.converter for a in attrs.fields(Comp
 _NAMED = re.compile(r"CompactorConfig\.(\w+)")
 
 
-class OptionsError(ValueError):
+class OptionsError(TracetrimError, ValueError):
     """An ``options`` object that does not make a valid `CompactorConfig`; ``field`` names the option."""
 
     def __init__(self, message: str, field: str | None = None) -> None:

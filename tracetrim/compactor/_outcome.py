@@ -19,6 +19,43 @@ class Status(enum.Enum):
     CANCELLED = "CANCELLED"
 
 
+class Reason(enum.StrEnum):
+    """Why a plan ended as it did: the upper-case code in outcomes, records, CLI and service JSON.
+
+    A `enum.StrEnum`, so each member is its own string: ``Reason.SHADOW_PROPOSAL == "SHADOW_PROPOSAL"``
+    and JSON carries the bare code.
+    """
+
+    # a proposal was made
+    ARCHIVED_PROPOSAL = "ARCHIVED_PROPOSAL"
+    SHADOW_PROPOSAL = "SHADOW_PROPOSAL"
+    # nothing worth doing
+    INSUFFICIENT_REDUCTION = "INSUFFICIENT_REDUCTION"
+    NO_CANDIDATES = "NO_CANDIDATES"
+    BELOW_THRESHOLD = "BELOW_THRESHOLD"
+    DISABLED = "DISABLED"
+    TRANSCRIPT_TOO_LARGE = "TRANSCRIPT_TOO_LARGE"
+    CANCELLED = "CANCELLED"
+    # failures
+    SCOPE_REQUIRED = "SCOPE_REQUIRED"
+    INVALID_TRANSCRIPT = "INVALID_TRANSCRIPT"
+    TRANSCRIPT_CHANGED = "TRANSCRIPT_CHANGED"
+    STATE_OVER_BUDGET = "STATE_OVER_BUDGET"
+    REQUEST_OVER_BUDGET = "REQUEST_OVER_BUDGET"
+    TIMEOUT = "TIMEOUT"
+    MODEL_ERROR = "MODEL_ERROR"
+    INVALID_ANSWER = "INVALID_ANSWER"
+    SUMMARY_ERROR = "SUMMARY_ERROR"
+    EMPTY_SUMMARY = "EMPTY_SUMMARY"
+    ARCHIVE_ERROR = "ARCHIVE_ERROR"
+    INTERNAL_ERROR = "INTERNAL_ERROR"
+
+
+def _reason(value: str) -> Reason:
+    """``value`` as a `Reason`; a plain string must be one of the codes (ValueError otherwise)."""
+    return Reason(value)
+
+
 class Action(enum.Enum):
     """What happens to one call/result pair."""
 
@@ -84,7 +121,7 @@ class Outcome:
     and ``detail``, one human-readable line about what happened."""
 
     status: Status
-    reason: str
+    reason: Reason = attrs.field(converter=_reason)
     plan: Plan | None = None
     detail: str = ""
 

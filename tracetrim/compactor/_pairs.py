@@ -9,11 +9,10 @@ from typing import Any
 import attrs
 
 from tracetrim._json import canonical_length
+from tracetrim._marker import MARKER_PREFIX, has_mark
 from tracetrim._snapshot import Block, Message, text_of_output
 
 PIN_KEYS = ("tracetrim.pinned", "jev.context.pinned")
-MARKER_PREFIX = "[tracetrim: the result of "
-"""How every shortened result's marker starts (written by the rebuild stage)."""
 
 
 @attrs.frozen
@@ -108,9 +107,8 @@ def _guard(
         return "input_not_json_object"
     if result_text is None:
         return "non_text_output"
-    metadata = result.get("metadata")
     # The marker text counts too: formats without block metadata (OpenAI chat) carry only the text.
-    if (isinstance(metadata, Mapping) and "tracetrim" in metadata) or MARKER_PREFIX in result_text:
+    if has_mark(result) or MARKER_PREFIX in result_text:
         return "already_shortened"
     return ""
 

@@ -8,25 +8,15 @@ from typing import Any
 import attrs
 
 from tracetrim._json import canonical_length
+from tracetrim._marker import MARKER_KEY, shortened_mark, shortened_note
 from tracetrim._snapshot import Block, Message
 from tracetrim.compactor._outcome import Action
-from tracetrim.compactor._pairs import MARKER_PREFIX, Pair
-
-MARKER_KEY = "tracetrim"
+from tracetrim.compactor._pairs import Pair
 
 
 def marker(pair: Pair, ref: str, kept: int) -> str:
-    """The note left where a result was cut: what, how much, where the original is, what to do."""
-    where = (
-        f"The full result is archived under reference {ref}; recall it by call id {pair.call_id} "
-        "instead of running the tool again."
-        if ref
-        else "The full result was not archived."
-    )
-    return (
-        f"{MARKER_PREFIX}{pair.tool} call {pair.call_id} was shortened from "
-        f"{pair.result_chars} to {kept} characters. {where}]"
-    )
+    """The note left where ``pair``'s result was cut (`tracetrim._marker.shortened_note`)."""
+    return shortened_note(pair.tool, pair.call_id, pair.result_chars, kept, ref)
 
 
 def shortened_text(text: str, pair: Pair, ref: str, head: int, tail: int) -> str:
@@ -66,7 +56,7 @@ def _shortened_block(block: Block, pair: Pair, ref: str, head: int, tail: int) -
     new = dict(block)
     new["output"] = text if isinstance(block["output"], str) else [{"type": "text", "text": text}]
     metadata: dict[str, Any] = dict(block.get("metadata") or {})
-    metadata[MARKER_KEY] = {"action": "drop_result", "archive_ref": ref, "original_chars": pair.result_chars}
+    metadata[MARKER_KEY] = shortened_mark(ref, pair.result_chars)
     new["metadata"] = metadata
     return new
 

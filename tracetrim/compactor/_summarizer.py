@@ -8,6 +8,7 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 import httpx
 
+from tracetrim._errors import TracetrimError
 from tracetrim._snapshot import Message
 from tracetrim.compactor._observation import shorten
 from tracetrim.compactor._offload_select import block_text
@@ -33,7 +34,7 @@ SUMMARY_INSTRUCTIONS = """Summarise the excerpt of the agent's history below und
 Answer with the summary only, in at most {words} words."""
 
 
-class SummarizerError(RuntimeError):
+class SummarizerError(TracetrimError, RuntimeError):
     """A summarizer could not produce a summary (transport, authentication, refusal, bad reply)."""
 
 

@@ -1,9 +1,11 @@
-"""Decision models: the protocol, the embedded lexical default, HTTP backends and a scripted model."""
+"""Decision models: the protocols, the learned default, the lexical model, HTTP backends, a scripted model."""
 
 from tracetrim.decision._agentscope import AgentScopeClassifierModel
 from tracetrim.decision._chat_logprobs import ChatLogprobsModel
 from tracetrim.decision._env import from_env
+from tracetrim.decision._history import HistoryJudge, HistoryView, JudgedPair, PairJudgement
 from tracetrim.decision._http import RetryPolicy
+from tracetrim.decision._learned import LearnedDecisionModel
 from tracetrim.decision._lexical import LexicalDecisionModel
 from tracetrim.decision._openai_decisions import OpenAIDecisionsModel
 from tracetrim.decision._protocol import (
@@ -15,6 +17,7 @@ from tracetrim.decision._protocol import (
 )
 from tracetrim.decision._scripted import ScriptedCall, ScriptedDecisionModel
 from tracetrim.decision._systemone import SystemOneModel
+from tracetrim.decision._weights import JudgeWeights, WeightsError
 
 __all__ = [
     "AgentScopeClassifierModel",
@@ -23,12 +26,19 @@ __all__ = [
     "DecisionModel",
     "DecisionModelError",
     "DecisionResponse",
+    "HistoryJudge",
+    "HistoryView",
+    "JudgeWeights",
+    "JudgedPair",
+    "LearnedDecisionModel",
     "LexicalDecisionModel",
     "OpenAIDecisionsModel",
+    "PairJudgement",
     "RetryPolicy",
     "ScriptedCall",
     "ScriptedDecisionModel",
     "SystemOneModel",
     "Usage",
+    "WeightsError",
     "from_env",
 ]

@@ -7,36 +7,29 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dotenv import dotenv_values
+
 from tracetrim.decision._protocol import DecisionModel
 
 if TYPE_CHECKING:
     from tracetrim.decision._agentscope import AgentScopeClassifierModel
 
-BACKENDS = ("lexical", "systemone", "openai", "chat", "agentscope")
+BACKENDS = ("learned", "lexical", "systemone", "openai", "chat", "agentscope")
 CLASSIFIERS = ("jev", "openai")
 _MISSING_KEY = "DECISION_MODEL_API_KEY (or {}) is required for the {} classifier"
 
 
 def read_dotenv(path: str | os.PathLike[str]) -> dict[str, str]:
-    """``KEY=VALUE`` lines of a dotenv file (``export``, quotes and ``#`` comments allowed); {} if absent."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
+    """``KEY=VALUE`` lines of a dotenv file, read by python-dotenv; {} if absent.
+
+    ``export``, quotes and ``#`` comments are allowed; ``${VAR}`` is kept as written (no interpolation),
+    and a key without ``=`` is left out. python-dotenv reports a line it cannot parse through its own
+    `logging` logger and skips it.
+    """
+    if not Path(path).is_file():
         return {}
-    values: dict[str, str] = {}
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line.startswith("#") or "=" not in line:
-            continue
-        key, _, value = line.removeprefix("export ").partition("=")
-        key, value = key.strip(), value.strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-            value = value[1:-1]
-        elif " #" in value:
-            value = value.split(" #", 1)[0].rstrip()
-        if key:
-            values[key] = value
-    return values
+    values = dotenv_values(path, interpolate=False, encoding="utf-8")
+    return {key: value for key, value in values.items() if value is not None}
 
 
 def load_environment(dotenv: str | os.PathLike[str] | None = ".env") -> dict[str, str]:
@@ -47,19 +40,26 @@ def load_environment(dotenv: str | os.PathLike[str] | None = ".env") -> dict[str
 
 
 def from_env(environ: Mapping[str, str] | None = None) -> DecisionModel:
-    """The decision model named by ``DECISION_MODEL_BACKEND`` (lexical by default).
+    """The decision model named by ``DECISION_MODEL_BACKEND`` (the learned judge by default).
 
     ``environ`` defaults to the process environment over ``./.env``. Also read:
     ``DECISION_MODEL_API_KEY``, ``DECISION_MODEL_NAME``, ``DECISION_MODEL_BASE_URL`` (each falling
     back to the backend's own variables, e.g. ``TYPESAFE_API_KEY`` or ``OPENAI_BASE_URL``), and for
+    ``learned`` ``DECISION_MODEL_FILE`` (weights from ``tracetrim fit``; the shipped ones if unset), for
     ``agentscope`` ``DECISION_MODEL_CLASSIFIER`` = ``jev`` (default) or ``openai``. Raises
     ``ValueError`` naming the variable for a bad or missing setting.
     """
     env = load_environment() if environ is None else dict(environ)
-    backend = (env.get("DECISION_MODEL_BACKEND") or "lexical").strip().lower()
+    backend = (env.get("DECISION_MODEL_BACKEND") or "learned").strip().lower()
     key = env.get("DECISION_MODEL_API_KEY") or None
     name = env.get("DECISION_MODEL_NAME") or None
     base = env.get("DECISION_MODEL_BASE_URL") or None
+    if backend == "learned":
+        from tracetrim.decision._learned import LearnedDecisionModel
+
+        return LearnedDecisionModel(env.get("DECISION_MODEL_FILE") or None)
+    if env.get("DECISION_MODEL_FILE"):
+        raise ValueError(f"DECISION_MODEL_FILE is for the learned backend, not {backend!r}")
     if backend == "lexical":
         from tracetrim.decision._lexical import LexicalDecisionModel
 

@@ -13,12 +13,12 @@ from typing import Any
 
 import attrs
 import httpx
-import structlog
 
 from tracetrim._json import compact_bytes
+from tracetrim._logging import get_logger
 from tracetrim.decision._protocol import DecisionModelError
 
-_log = structlog.get_logger("tracetrim.decision.http")
+_log = get_logger("tracetrim.decision.http")
 
 RETRY_STATUSES = frozenset({408, 429, *range(500, 600)})
 _EXCERPT_CHARS = 200

@@ -7,6 +7,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
+from tracetrim._errors import TracetrimError
+
 
 def _optional_str(instance: Any, attribute: attrs.Attribute[str | None], value: str | None) -> None:
     if value is not None and not isinstance(value, str):
@@ -52,7 +54,7 @@ class DecisionResponse:
     metadata: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-class DecisionModelError(RuntimeError):
+class DecisionModelError(TracetrimError, RuntimeError):
     """A decision model could not answer (transport, authentication, refusal, bad reply)."""
 
 

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import attrs
 
+from tracetrim._marker import mark_of
 from tracetrim._snapshot import Message
-from tracetrim.harness_adapter._markers import MARKER_KEY
 
 
 @attrs.frozen
@@ -28,8 +28,7 @@ def _results(messages: Sequence[Message]) -> dict[str, dict[str, object]]:
 
 
 def _is_marked(block: dict[str, object]) -> bool:
-    metadata = block.get("metadata")
-    return isinstance(metadata, dict) and isinstance(metadata.get(MARKER_KEY), dict)
+    return mark_of(block) is not None
 
 
 def diff_tool_blocks(before: Sequence[Message], after: Sequence[Message]) -> Changes:

@@ -2,21 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
+from tracetrim._marker import MARKER_KEY, mark_of, parse_shortened_note, shortened_mark
 from tracetrim._snapshot import Message, text_of_output
-
-MARKER_KEY = "tracetrim"
-
-# Mirrors the note written by tracetrim.compactor's rebuild stage; the adapter tests pin the two together.
-_MARKER = re.compile(
-    r"\[tracetrim: the result of .* call (?P<call_id>\S+) was shortened from (?P<chars>\d+) to \d+ "
-    r"characters\. (?:The full result is archived under reference (?P<ref>[0-9a-f]{64});|"
-    r"The full result was not archived\.)",
-    re.DOTALL,
-)
 
 
 def marker_metadata(block: dict[str, Any]) -> dict[str, Any] | None:
@@ -25,16 +15,10 @@ def marker_metadata(block: dict[str, Any]) -> dict[str, Any] | None:
     text = text_of_output(output) if isinstance(output, (str, list)) else None
     if text is None:
         return None
-    found = None
-    for found in _MARKER.finditer(text):  # noqa: B007 - the last marker is the one rebuild appended
-        continue
-    if found is None or found.group("call_id") != block.get("id") or not text.rstrip().endswith("]"):
+    note = parse_shortened_note(text)
+    if note is None or note.call_id != block.get("id"):
         return None
-    return {
-        "action": "drop_result",
-        "archive_ref": found.group("ref") or "",
-        "original_chars": int(found.group("chars")),
-    }
+    return shortened_mark(note.archive_ref, note.original_chars)
 
 
 def restore_markers(messages: Sequence[Message]) -> list[Message]:
@@ -52,7 +36,7 @@ def restore_markers(messages: Sequence[Message]) -> list[Message]:
             if (
                 isinstance(block, dict)
                 and block.get("type") == "tool_result"
-                and not isinstance((block.get("metadata") or {}).get(MARKER_KEY), dict)
+                and mark_of(block) is None
                 and (meta := marker_metadata(block)) is not None
             ):
                 block = {**block, "metadata": {**(block.get("metadata") or {}), MARKER_KEY: meta}}

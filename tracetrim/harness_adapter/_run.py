@@ -8,11 +8,12 @@ import attrs
 
 from tracetrim._json import canonical_json
 from tracetrim._logging import logger as _log
+from tracetrim._marker import MARKER_KEY
 from tracetrim._scope import Scope
 from tracetrim._snapshot import Message
 from tracetrim._tokens import estimate_tokens
 from tracetrim.compactor import CompactionRequest, Compactor, Mode, Outcome
-from tracetrim.harness_adapter._markers import MARKER_KEY, restore_markers
+from tracetrim.harness_adapter._markers import restore_markers
 from tracetrim.harness_adapter._pairing import pairing_problem
 from tracetrim.harness_adapter._strategy import CompactionStrategy
 

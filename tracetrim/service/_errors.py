@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from tracetrim._errors import TracetrimError
 
-class ApiError(Exception):
+
+class ApiError(TracetrimError):
     """An error answered as ``{"error": {"code", "message", "field"?}}`` with HTTP ``status``.
 
     Raised by request parsing and handlers for anything the client can correct (4xx) and for the

@@ -1,0 +1,224 @@
+"""The learned judge end to end: labels from later steps, features, fitting, the held-out frontier, `fit`."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+
+import tracetrim as tt
+from tests.conftest import DATA, REPO, SHARED, require_data
+from tracetrim.decision import HistoryView, JudgedPair, LearnedDecisionModel, WeightsError
+from tracetrim.decision._features import FEATURE_NAMES, pair_features
+from tracetrim.decision._learned import default_weights
+from tracetrim.learn import (
+    cut_points,
+    cuts,
+    evaluate,
+    evidence,
+    examples,
+    fit_logistic,
+    fit_weights,
+    held_out_models,
+    held_out_point,
+    keep_last,
+    levels_of,
+    mini_swe_agent,
+    tau_bench,
+)
+
+
+def _msg(i: int, role: str, *blocks: dict[str, Any]) -> dict[str, Any]:
+    return {"id": f"m{i}", "role": role, "content": list(blocks)}
+
+
+def _text(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def _call(cid: str, command: str) -> dict[str, Any]:
+    return {
+        "type": "tool_call",
+        "id": cid,
+        "name": "bash",
+        "input": json.dumps({"command": command}),
+        "state": "finished",
+    }
+
+
+def _result(cid: str, output: str) -> dict[str, Any]:
+    return {"type": "tool_result", "id": cid, "name": "bash", "output": output, "state": "success"}
+
+
+def _run() -> list[dict[str, Any]]:
+    return [
+        _msg(0, "user", _text("Fix the overflow in the parser module.")),
+        _msg(1, "assistant", _text("Look around."), _call("c1", "ls")),
+        _msg(2, "assistant", _result("c1", "README.md\nsetup.py\nparser_core.py\n")),
+        _msg(3, "assistant", _text("Read it."), _call("c2", "cat parser_core.py")),
+        _msg(
+            4,
+            "assistant",
+            _result("c2", "def tokenize_stream(buf):\n    return overflow_guard(buf, 0x7fff)\n"),
+        ),
+        _msg(5, "assistant", _text("Unrelated listing."), _call("c3", "date")),
+        _msg(6, "assistant", _result("c3", "Mon Jan  1 00:00:00 UTC 2024")),
+        _msg(
+            7,
+            "assistant",
+            _text("Patch the guard."),
+            _call(
+                "c4", "sed -i 's/return overflow_guard(buf, 0x7fff)/return overflow_guard(buf, 0xffff)/' x"
+            ),
+        ),
+    ]
+
+
+def test_evidence_is_what_later_steps_used_and_first_saw_in_a_result() -> None:
+    found = evidence(_run(), 7)
+    assert set(found) == {"c2"}  # the listing and the date were never used again
+    strings = found["c2"].strings
+    assert "return overflow_guard(buf, 0x7fff)" in strings  # a quoted line
+    assert "overflow_guard" in strings  # an identifier first seen there, written into a later call
+    assert "overflow" not in strings  # the task said it first: not evidence of this result
+    assert evidence(_run(), 8) == {}  # nothing after the end
+
+
+def test_features_of_a_pair() -> None:
+    history = _run()[:7]
+    pairs = [JudgedPair("t2", "c2", "bash", "{}", "def tokenize_stream(buf):\n    return 1\n", 3, 4)]
+    view = HistoryView(
+        history, pairs, goal="Fix the overflow in the parser module.", next_action="tokenize_stream"
+    )
+    features = pair_features(view)
+    assert list(features) == ["t2"] and len(features["t2"]) == len(FEATURE_NAMES)
+    named = dict(zip(FEATURE_NAMES, features["t2"], strict=True))
+    assert named["next_overlap"] == 1.0  # the next action names what this result defines
+    assert named["log_new_tokens"] > 0 and named["age"] > 0
+    assert all(math.isfinite(v) for v in features["t2"])
+
+
+def test_fit_logistic_finds_the_optimum_and_is_deterministic() -> None:
+    rows = [[x / 10, (x % 3) / 3] for x in range(60)]
+    labels = [1 if x > 30 or x % 7 == 0 else 0 for x in range(60)]
+    first = fit_logistic(rows, labels)
+    assert first == fit_logistic(rows, labels)
+    _mean, _scale, coef, _intercept = first
+    assert coef[0] > 0  # larger x, more often used
+    with pytest.raises(ValueError, match="same label"):
+        fit_logistic(rows, [0] * 60)
+
+
+def test_weights_round_trip_and_refuse_bad_files(tmp_path: Path) -> None:
+    weights = default_weights()
+    assert weights.features == FEATURE_NAMES
+    assert type(weights).from_json(weights.to_json()) == weights
+    with pytest.raises(WeightsError, match="3 features but"):
+        attrs.evolve(weights, features=("a", "b", "c"))
+    other = attrs.evolve(weights, features=tuple(reversed(FEATURE_NAMES)))
+    with pytest.raises(WeightsError, match="trained on other features"):
+        LearnedDecisionModel(other)
+    with pytest.raises(WeightsError, match="cannot read judge weights"):
+        LearnedDecisionModel(tmp_path / "missing.json")
+
+
+async def test_learned_judge_is_refused_as_a_remote_model() -> None:
+    with pytest.raises(tt.decision.DecisionModelError, match="whole histories"):
+        await LearnedDecisionModel()({}, {})
+
+
+def test_shipped_weights_reproduce_from_the_training_script() -> None:
+    require_data(DATA / "mini-swe-agent")
+    done = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "train_judge.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=REPO,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "shipped weights match a fresh fit" in done.stdout
+
+
+def test_held_out_frontier_slice_beats_masking() -> None:
+    """A small, fast slice of benchmarks/quality.py: held-out judge vs keep-last-N on real runs."""
+    runs = mini_swe_agent(require_data(DATA / "mini-swe-agent"), limit=40)
+    runs += tau_bench(require_data(DATA / "tau-bench" / "gpt-4o-airline.json"), limit=40)
+    selected = cuts(runs)
+    models = held_out_models(selected, 2, levels_of(default_weights()))
+    for dataset in ("mini-swe-agent", "tau-bench"):
+        mine = [c for c in selected if c.trajectory.dataset == dataset]
+        ours = held_out_point(mine, models, 2, minimum_reduction=0.0)
+        assert ours.needed > 20 and ours.removed > 0.02
+        for n in (3, 5, 10):
+            masked = evaluate(mine, keep_last(n))
+            assert not (masked.recall >= ours.recall and masked.removed >= ours.removed), (dataset, n)
+
+
+def test_cut_points_sit_before_assistant_turns() -> None:
+    runs = mini_swe_agent(require_data(DATA / "mini-swe-agent"), limit=3)
+    for run in runs:
+        for at in cut_points(run.messages):
+            assert run.messages[at]["role"] == "assistant"
+    data = examples(cuts(runs))
+    assert len(data.rows) == len(data.labels) == len(data.groups) > 0
+    weights = fit_weights(data, version="t", levels={"keep_level": -2.0})
+    assert weights.keep_level == -2.0 and weights.version == "t"
+
+
+def test_fit_command_end_to_end(tmp_path: Path) -> None:
+    folder = require_data(DATA / "mini-swe-agent")
+    files = sorted(folder.glob("*.traj.json"))[:8]
+    out = tmp_path / "model.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "tracetrim", "fit", *map(str, files), "-o", str(out), "--version", "team"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "tracetrim (fitted)" in done.stdout and "keep-last-10" in done.stdout
+    model = LearnedDecisionModel(out)
+    assert model.name == "learned:team"
+    history = tmp_path / "history.json"
+    history.write_text(files[0].read_text(encoding="utf-8"), encoding="utf-8")
+    compacted = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tracetrim",
+            "compact",
+            str(history),
+            "--format",
+            "mini-swe-agent",
+            "--model-file",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert compacted.returncode == 0, compacted.stderr
+    assert json.loads(compacted.stdout)["status"] in ("DECIDED", "INCONCLUSIVE")
+
+
+def test_fit_command_explains_bad_input(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{nope", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "tracetrim", "fit", str(bad), "-o", str(tmp_path / "m.json")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2 and "bad.json" in done.stderr and "Traceback" not in done.stderr
+    assert SHARED.name == "shared"

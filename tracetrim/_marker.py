@@ -1,0 +1,141 @@
+"""The marker contract: the metadata key, the notes tracetrim leaves, their parser, the recall tool.
+
+Everything that writes a mark (the rebuild stage, the offload summaries) and everything that reads one
+(pair finding, archive recall and rehydration, the harness adapters) imports it from here, so the text
+an agent reads and the pattern that recognises it cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+MARKER_KEY = "tracetrim"
+"""The ``metadata`` key of tracetrim's mark on a block or message it wrote (and the ``name`` of the
+messages it writes)."""
+
+RECALL_TOOL_NAME = "recall_tool_result"
+"""The tool an agent calls to get an archived result back by call id; the markers point to it."""
+
+SHORTENED_ACTION = "drop_result"
+"""``metadata.tracetrim.action`` of a tool result cut down to an excerpt."""
+
+SUMMARY_ACTION = "summary"
+"""``metadata.tracetrim.action`` of a message standing for a summarised group of messages."""
+
+MARKER_PREFIX = "[tracetrim: the result of "
+"""How every shortened-result note starts; formats without block metadata carry only this text."""
+
+_MAX_LISTED_CALLS = 20
+
+_SHORTENED_NOTE = re.compile(
+    re.escape(MARKER_PREFIX) + r".* call (?P<call_id>\S+) was shortened from (?P<chars>\d+) to \d+ "
+    r"characters\. (?:The full result is archived under reference (?P<ref>[0-9a-f]{64});|"
+    r"The full result was not archived\.)",
+    re.DOTALL,
+)
+
+
+class ShortenedNote(NamedTuple):
+    """What a shortened-result note says: whose result, how long it was, where the original is."""
+
+    call_id: str
+    original_chars: int
+    archive_ref: str
+    """The 64-hex archive reference, or ``""`` when the original was not archived."""
+
+
+def shortened_note(tool: str, call_id: str, original_chars: int, kept_chars: int, archive_ref: str) -> str:
+    """The note left where a result was cut: what, how much, where the original is, what to do."""
+    where = (
+        f"The full result is archived under reference {archive_ref}; recall it by call id {call_id} "
+        "instead of running the tool again."
+        if archive_ref
+        else "The full result was not archived."
+    )
+    return (
+        f"{MARKER_PREFIX}{tool} call {call_id} was shortened from "
+        f"{original_chars} to {kept_chars} characters. {where}]"
+    )
+
+
+def parse_shortened_note(text: str) -> ShortenedNote | None:
+    """The note that ends ``text`` (the last one, as the rebuild stage appends it); None if it has none."""
+    found = None
+    for found in _SHORTENED_NOTE.finditer(text):  # noqa: B007 - the last note is the one rebuild appended
+        continue
+    if found is None or not text.rstrip().endswith("]"):
+        return None
+    return ShortenedNote(found.group("call_id"), int(found.group("chars")), found.group("ref") or "")
+
+
+def shortened_mark(archive_ref: str, original_chars: int) -> dict[str, Any]:
+    """The ``metadata.tracetrim`` of a shortened tool result."""
+    return {"action": SHORTENED_ACTION, "archive_ref": archive_ref, "original_chars": original_chars}
+
+
+def summary_note(
+    count: int, message_ids: Sequence[str], call_ids: Sequence[str], tokens: int, ref: str
+) -> str:
+    """The note opening a summary message: how many messages it stands for, where they are archived,
+    and (up to 20 of) the call ids among them."""
+    ids = message_ids
+    span = "" if not ids else f" ({ids[0]})" if len(ids) == 1 else f" ({ids[0]} to {ids[-1]})"
+    where = (
+        f"archived under reference {ref}; restore that reference, or recall a tool result by its call id, "
+        "instead of running a tool again"
+        if ref
+        else "not archived"
+    )
+    calls = ""
+    if call_ids:
+        more = len(call_ids) - _MAX_LISTED_CALLS
+        listed = ", ".join(call_ids[:_MAX_LISTED_CALLS]) + (f" and {more} more" if more > 0 else "")
+        calls = f" Tool calls among them: {listed}."
+    return (
+        f"[tracetrim: summary of {count} earlier messages{span}, about {tokens:,} tokens, "
+        f"which are {where}.{calls}]"
+    )
+
+
+def summary_mark(
+    count: int, message_ids: Sequence[str], call_ids: Sequence[str], tokens: int, ref: str
+) -> dict[str, Any]:
+    """The ``metadata.tracetrim`` of a summary message."""
+    return {
+        "action": SUMMARY_ACTION,
+        "archive_ref": ref,
+        "messages": count,
+        "message_ids": list(message_ids),
+        "call_ids": list(call_ids),
+        "original_tokens": tokens,
+    }
+
+
+def has_mark(item: Mapping[str, Any]) -> bool:
+    """True when a block or message carries ``metadata.tracetrim`` at all (whatever its value)."""
+    metadata = item.get("metadata")
+    return isinstance(metadata, Mapping) and MARKER_KEY in metadata
+
+
+def mark_of(item: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A block's or message's ``metadata.tracetrim`` when it is an object; None otherwise."""
+    metadata = item.get("metadata")
+    mark = metadata.get(MARKER_KEY) if isinstance(metadata, Mapping) else None
+    return mark if isinstance(mark, dict) else None
+
+
+def is_shortened(block: Mapping[str, Any]) -> bool:
+    """True for a tool_result the planner shortened (its ``metadata.tracetrim.action`` is drop_result)."""
+    mark = mark_of(block)
+    return mark is not None and mark.get("action") == SHORTENED_ACTION
+
+
+def summary_ref(message: Mapping[str, Any]) -> str | None:
+    """The archive reference of a summary message (``""`` when it was not archived); None otherwise."""
+    mark = mark_of(message)
+    if mark is None or mark.get("action") != SUMMARY_ACTION:
+        return None
+    ref = mark.get("archive_ref")
+    return ref if isinstance(ref, str) else ""

@@ -1,0 +1,122 @@
+"""`JudgeWeights`: a fitted judge as data, read from and written to a small JSON file."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+import cattrs
+
+from tracetrim._convert import converter
+from tracetrim._errors import TracetrimError
+
+FORMAT_VERSION = 1
+
+
+class WeightsError(TracetrimError, ValueError):
+    """A weights file is missing, malformed or was trained on features this version does not compute."""
+
+
+def _floats(value: Iterable[float]) -> tuple[float, ...]:
+    return tuple(value)
+
+
+def _names(value: Iterable[str]) -> tuple[str, ...]:
+    return tuple(value)
+
+
+def _finite(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    values = value if isinstance(value, tuple) else (value,)
+    for item in values:
+        if isinstance(item, bool) or not isinstance(item, (int, float)) or not math.isfinite(item):
+            raise WeightsError(f"JudgeWeights.{attribute.name} must hold finite numbers, got {item!r}")
+
+
+@attrs.frozen
+class JudgeWeights:
+    """A logistic model over `FEATURE_NAMES` plus the policy levels that turn its score into answers.
+
+    ``need(x) = sigmoid(intercept + coef · (x - mean) / scale)`` is the calibrated probability that the
+    agent will use the result again. A pair's value per size is ``log need - size_exponent * log1p(chars)``;
+    the result stays verbatim at or above ``keep_level``, the call stays (result shortened) at or above
+    ``call_level``, and below both the pair goes. ``slope`` maps the distance to a level onto the two
+    probabilities a planner's 0.5 threshold reads, so the levels are exactly the decisions.
+    """
+
+    features: tuple[str, ...] = attrs.field(converter=_names)
+    mean: tuple[float, ...] = attrs.field(converter=_floats, validator=_finite)
+    scale: tuple[float, ...] = attrs.field(converter=_floats, validator=_finite)
+    coef: tuple[float, ...] = attrs.field(converter=_floats, validator=_finite)
+    intercept: float = attrs.field(validator=_finite)
+    size_exponent: float = attrs.field(default=0.5, validator=_finite)
+    keep_level: float = attrs.field(default=-4.0, validator=_finite)
+    call_level: float = attrs.field(default=-6.0, validator=_finite)
+    slope: float = attrs.field(default=4.0, validator=_finite)
+    version: str = "custom"
+    trained_on: Mapping[str, Any] = attrs.field(factory=dict)
+    format_version: int = FORMAT_VERSION
+
+    def __attrs_post_init__(self) -> None:
+        n = len(self.features)
+        if not (len(self.mean) == len(self.scale) == len(self.coef) == n):
+            raise WeightsError(
+                f"JudgeWeights: {n} features but {len(self.mean)} means, {len(self.scale)} scales, "
+                f"{len(self.coef)} coefficients"
+            )
+        if any(s <= 0 for s in self.scale):
+            raise WeightsError("JudgeWeights.scale must be positive")
+        if self.format_version != FORMAT_VERSION:
+            raise WeightsError(f"weights format {self.format_version} is not {FORMAT_VERSION}")
+
+    def need(self, x: Sequence[float]) -> float:
+        """The probability that the agent uses this result again."""
+        z = self.intercept
+        for value, mean, scale, coef in zip(x, self.mean, self.scale, self.coef, strict=True):
+            z += coef * (value - mean) / scale
+        return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
+
+    def value(self, need: float, chars: int) -> float:
+        """Log need per ``size_exponent`` power of size: what the policy ranks pairs by."""
+        return math.log(max(need, 1e-12)) - self.size_exponent * math.log1p(chars)
+
+    def answers(self, value: float) -> tuple[float, float]:
+        """``(keep_call, keep_result)`` for a pair of that value."""
+        return _sigmoid(self.slope * (value - self.call_level)), _sigmoid(
+            self.slope * (value - self.keep_level)
+        )
+
+    def to_json(self) -> str:
+        """The weights as indented JSON (the shipped file's form)."""
+        return json.dumps(converter.unstructure(self), indent=1) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str, *, source: str = "weights") -> JudgeWeights:
+        """Weights from JSON text; a `WeightsError` naming ``source`` and what is wrong."""
+        try:
+            data = json.loads(text)
+            return converter.structure(data, cls)
+        except WeightsError as exc:
+            raise WeightsError(f"{source}: {exc}") from None
+        except (ValueError, TypeError, KeyError, cattrs.BaseValidationError) as exc:
+            detail = "; ".join(str(e) for e in getattr(exc, "exceptions", ())) or str(exc)
+            raise WeightsError(f"{source}: not a judge weights file ({detail})") from None
+
+    @classmethod
+    def load(cls, path: str | Path) -> JudgeWeights:
+        """Weights from a file written by `to_json` (``tracetrim fit -o``)."""
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise WeightsError(f"cannot read judge weights {path}: {exc.strerror or exc}") from None
+        return cls.from_json(text, source=str(path))
+
+
+def _sigmoid(z: float) -> float:
+    if z >= 0:
+        return 1.0 / (1.0 + math.exp(-z))
+    e = math.exp(z)
+    return e / (1.0 + e)

@@ -1,0 +1,61 @@
+"""Learning the judge: labels from what agents did, features, fitting, held-out frontiers."""
+
+from tracetrim.learn._crossval import (
+    MASKING,
+    FrontierRow,
+    format_frontier,
+    group_of,
+    held_out_models,
+    held_out_point,
+    levels_of,
+    masking_rows,
+)
+from tracetrim.learn._examples import CUT_FRACTIONS, Cut, Examples, cut_points, cuts, examples, make_cut
+from tracetrim.learn._fit import balanced_weights, fit_logistic, fit_weights, fold_of
+from tracetrim.learn._frontier import Point, evaluate, keep_last, score_cut, tracetrim
+from tracetrim.learn._labels import Evidence, evidence, findable, history_text
+from tracetrim.learn._sources import (
+    Trajectory,
+    from_file,
+    mini_swe_agent,
+    shared_datasets,
+    swe_agent,
+    tau_bench,
+)
+
+__all__ = [
+    "CUT_FRACTIONS",
+    "MASKING",
+    "Cut",
+    "Evidence",
+    "Examples",
+    "FrontierRow",
+    "Point",
+    "Trajectory",
+    "balanced_weights",
+    "cut_points",
+    "cuts",
+    "evaluate",
+    "evidence",
+    "examples",
+    "findable",
+    "fit_logistic",
+    "fit_weights",
+    "fold_of",
+    "format_frontier",
+    "from_file",
+    "group_of",
+    "held_out_models",
+    "held_out_point",
+    "history_text",
+    "keep_last",
+    "levels_of",
+    "make_cut",
+    "masking_rows",
+    "mini_swe_agent",
+    "score_cut",
+    "shared_datasets",
+    "swe_agent",
+    "tau_bench",
+    "tracetrim",
+]

@@ -1,0 +1,97 @@
+"""Held-out evaluation: fit on some groups, judge the others, compare with masking on the same cuts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import attrs
+
+from tracetrim.decision._learned import LearnedDecisionModel
+from tracetrim.decision._weights import JudgeWeights
+from tracetrim.learn._examples import Cut, Examples, examples
+from tracetrim.learn._fit import fit_weights, fold_of
+from tracetrim.learn._frontier import Point, default_compactor, evaluate, keep_last, tracetrim
+
+MASKING = (
+    ("keep-last-3", 3, False),
+    ("keep-last-5", 5, False),
+    ("keep-last-10", 10, False),
+    ("keep-last-15", 15, False),
+    ("clear-all-but-3", 3, True),
+)
+"""The baselines: observation masking keeping the last N results, and clearing calls and results."""
+
+
+def group_of(cut: Cut) -> str:
+    """What a fold never splits: the dataset and the trajectory's group (repository, task, file)."""
+    return f"{cut.trajectory.dataset}/{cut.trajectory.group}"
+
+
+def held_out_models(
+    train: Sequence[Cut],
+    folds: int,
+    levels: Mapping[str, float],
+    *,
+    extra: Examples | None = None,
+    version: str = "fold",
+) -> dict[int, LearnedDecisionModel]:
+    """One model per fold, each fitted on the cuts of every other fold (plus ``extra`` rows, which
+    are never evaluated here: labelled scenarios, say)."""
+    models = {}
+    for k in range(folds):
+        rows = examples([c for c in train if fold_of(group_of(c), folds) != k])
+        if extra is not None:
+            rows = Examples(
+                rows.rows + extra.rows,
+                rows.labels + extra.labels,
+                rows.sizes + extra.sizes,
+                rows.groups + extra.groups,
+            )
+        models[k] = LearnedDecisionModel(fit_weights(rows, version=f"{version}-{k}", levels=levels))
+    return models
+
+
+def held_out_point(
+    cuts: Sequence[Cut], models: Mapping[int, LearnedDecisionModel], folds: int, **config: object
+) -> Point:
+    """tracetrim's totals on ``cuts``, each judged by the model that never saw its group."""
+    by_fold = {k: default_compactor(model, **config) for k, model in models.items()}
+    return evaluate(cuts, lambda cut: tracetrim(by_fold[fold_of(group_of(cut), folds)])(cut))
+
+
+@attrs.frozen
+class FrontierRow:
+    """One strategy's point on one dataset."""
+
+    dataset: str
+    strategy: str
+    point: Point
+
+
+def masking_rows(dataset: str, cuts: Sequence[Cut]) -> list[FrontierRow]:
+    """Every masking baseline on ``cuts``."""
+    return [
+        FrontierRow(dataset, name, evaluate(cuts, keep_last(n, clear_inputs=clear)))
+        for name, n, clear in MASKING
+    ]
+
+
+def levels_of(weights: JudgeWeights) -> dict[str, float]:
+    """The policy settings of ``weights``, to fit new weights that decide the same way."""
+    return {name: getattr(weights, name) for name in ("size_exponent", "keep_level", "call_level", "slope")}
+
+
+def format_frontier(rows: Sequence[FrontierRow], extra: Callable[[FrontierRow], str] | None = None) -> str:
+    """A plain-text table: dataset, strategy, findable and verbatim recall, share removed, cuts."""
+    lines = [
+        f"{'dataset':16} {'strategy':22} {'findable':>9} {'verbatim':>9} {'removed':>8} {'needed':>7} "
+        f"{'cuts':>5}"
+    ]
+    for row in rows:
+        p = row.point
+        line = (
+            f"{row.dataset:16} {row.strategy:22} {p.recall:9.1%} {p.verbatim_recall:9.1%} "
+            f"{p.removed:8.1%} {p.needed:7d} {p.cuts:5d}"
+        )
+        lines.append(line + (f"  {extra(row)}" if extra else ""))
+    return "\n".join(lines)

@@ -1,0 +1,103 @@
+"""Fitting the judge: L2-regularised logistic regression by Newton's method, in numpy, deterministic."""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from tracetrim.decision._features import FEATURE_NAMES
+from tracetrim.decision._weights import JudgeWeights
+from tracetrim.learn._examples import Examples
+
+L2 = 1.0
+"""Ridge strength on standardised features: enough to keep rare features from running away."""
+
+
+def _numpy() -> Any:
+    try:
+        import numpy
+    except ImportError:  # pragma: no cover - depends on the install
+        raise ImportError("fitting a judge needs numpy: pip install 'tracetrim[fit]'") from None
+    return numpy
+
+
+def fit_logistic(
+    rows: Sequence[Sequence[float]],
+    labels: Sequence[int],
+    weights: Sequence[float] | None = None,
+    *,
+    l2: float = L2,
+    iterations: int = 50,
+) -> tuple[list[float], list[float], list[float], float]:
+    """``(mean, scale, coef, intercept)`` of a logistic model on standardised features.
+
+    Newton's method on the penalised log-likelihood converges in a few steps and needs no random
+    seed, so the same rows always give the same weights.
+    """
+    np = _numpy()
+    x = np.asarray(rows, dtype=float)
+    y = np.asarray(labels, dtype=float)
+    w = np.ones(len(y)) if weights is None else np.asarray(weights, dtype=float)
+    if x.ndim != 2 or len(x) != len(y) or len(y) == 0:
+        raise ValueError(f"need a non-empty table of rows with one label each, got {x.shape} and {len(y)}")
+    if y.min() == y.max():
+        raise ValueError("every example has the same label: nothing to learn (need used and unused results)")
+    mean = np.average(x, axis=0, weights=w)
+    scale = np.sqrt(np.average((x - mean) ** 2, axis=0, weights=w))
+    scale[scale < 1e-9] = 1.0
+    z = np.hstack([np.ones((len(x), 1)), (x - mean) / scale])
+    beta = np.zeros(z.shape[1])
+    penalty = np.full(z.shape[1], l2 / w.sum() * len(y))
+    penalty[0] = 0.0
+    for _ in range(iterations):
+        p = 1.0 / (1.0 + np.exp(-np.clip(z @ beta, -30, 30)))
+        gradient = z.T @ (w * (p - y)) + penalty * beta
+        hessian = (z * (w * p * (1 - p))[:, None]).T @ z + np.diag(penalty + 1e-9)
+        step = np.linalg.solve(hessian, gradient)
+        beta -= step
+        if np.abs(step).max() < 1e-10:
+            break
+    return mean.tolist(), scale.tolist(), beta[1:].tolist(), float(beta[0])
+
+
+def balanced_weights(groups: Sequence[str]) -> list[float]:
+    """Row weights that give each dataset (the part of a group before ``/``) the same total weight."""
+    datasets = [g.split("/", 1)[0] for g in groups]
+    counts: dict[str, int] = {}
+    for d in datasets:
+        counts[d] = counts.get(d, 0) + 1
+    mean = len(datasets) / len(counts)
+    return [mean / counts[d] for d in datasets]
+
+
+def fit_weights(
+    data: Examples,
+    *,
+    version: str,
+    levels: Mapping[str, float] | None = None,
+    trained_on: Mapping[str, Any] | None = None,
+    balance: bool = True,
+) -> JudgeWeights:
+    """`JudgeWeights` fitted to ``data``; ``levels`` sets the policy (size_exponent, keep_level, ...)."""
+    mean, scale, coef, intercept = fit_logistic(
+        data.rows, data.labels, balanced_weights(data.groups) if balance else None
+    )
+    weights = JudgeWeights(
+        features=FEATURE_NAMES,
+        mean=tuple(mean),
+        scale=tuple(scale),
+        coef=tuple(coef),
+        intercept=intercept,
+        version=version,
+        trained_on=dict(trained_on or {}),
+    )
+    changes: dict[str, Any] = dict(levels or {})
+    return attrs.evolve(weights, **changes) if changes else weights
+
+
+def fold_of(group: str, folds: int) -> int:
+    """The held-out fold of a group: a stable hash, so folds do not depend on file order."""
+    return zlib.crc32(group.encode("utf-8")) % folds

@@ -1,0 +1,127 @@
+"""The frontier: needed content still there against how much of the history went, for any strategy."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable, Sequence
+
+import attrs
+
+from tracetrim._json import canonical_length
+from tracetrim._snapshot import Message, text_of_output
+from tracetrim.compactor import CompactionRequest, Compactor, CompactorConfig, ExecutionOptions, Mode
+from tracetrim.compactor._pairs import Pair
+from tracetrim.learn._examples import Cut
+from tracetrim.learn._labels import findable, history_text
+
+MASK_PLACEHOLDER = "[old tool output cleared]"
+
+CutStrategy = Callable[[Cut], list[Message]]
+"""A compaction under test: a cut in, the compacted prefix out."""
+
+
+@attrs.frozen
+class Point:
+    """Totals over cuts: needed old results, how many are still findable or verbatim, characters."""
+
+    needed: int = 0
+    findable: int = 0
+    verbatim: int = 0
+    chars_before: int = 0
+    chars_after: int = 0
+    cuts: int = 0
+
+    def __add__(self, other: Point) -> Point:
+        return Point(*(a + b for a, b in zip(attrs.astuple(self), attrs.astuple(other), strict=True)))
+
+    @property
+    def recall(self) -> float:
+        """Share of later-used old results whose used strings are still somewhere in the history."""
+        return self.findable / self.needed if self.needed else 1.0
+
+    @property
+    def verbatim_recall(self) -> float:
+        """Share of later-used old results still there word for word."""
+        return self.verbatim / self.needed if self.needed else 1.0
+
+    @property
+    def removed(self) -> float:
+        """Share of the whole history's characters removed (canonical JSON, summed over cuts)."""
+        return 1.0 - self.chars_after / self.chars_before if self.chars_before else 0.0
+
+
+def score_cut(cut: Cut, compacted: Sequence[Message]) -> Point:
+    """How one compacted prefix did on its cut's old (candidate) results that were used later."""
+    haystack = history_text(compacted)
+    outputs: dict[str, str | None] = {}
+    for message in compacted:
+        for block in message["content"]:
+            if block.get("type") == "tool_result":
+                outputs[block["id"]] = text_of_output(block["output"])
+    needed = found = verbatim = 0
+    for pair in cut.candidates:
+        item = cut.evidence.get(pair.call_id)
+        if item is None:
+            continue
+        needed += 1
+        found += findable(item, haystack)
+        verbatim += outputs.get(pair.call_id) == pair.result_text
+    return Point(needed, found, verbatim, canonical_length(cut.prefix), canonical_length(list(compacted)), 1)
+
+
+def evaluate(cuts: Iterable[Cut], strategy: CutStrategy) -> Point:
+    """The strategy's totals over ``cuts``."""
+    total = Point()
+    for cut in cuts:
+        total += score_cut(cut, strategy(cut))
+    return total
+
+
+def _replace(messages: list[Message], pair: Pair, output: str | None, clear_input: bool) -> None:
+    if output is not None and pair.result_at is not None:
+        i, j = pair.result_at
+        message = messages[i] = {**messages[i], "content": list(messages[i]["content"])}
+        message["content"][j] = {**message["content"][j], "output": output}
+    if clear_input and pair.call_at is not None:
+        i, j = pair.call_at
+        message = messages[i] = {**messages[i], "content": list(messages[i]["content"])}
+        message["content"][j] = {**message["content"][j], "input": "{}"}
+
+
+def keep_last(n: int, *, clear_inputs: bool = False) -> CutStrategy:
+    """Observation masking: every eligible text result but the last ``n`` replaced by a placeholder
+    (``clear_inputs``: the calls' inputs cleared too, as context editing's clear-tool-uses does)."""
+
+    def run(cut: Cut) -> list[Message]:
+        messages = list(cut.prefix)
+        tools = cut.trajectory.tools()
+        results = [p for p in cut.pairs if p.result_text is not None and p.tool in tools and p.call_at]
+        for pair in results[: max(len(results) - n, 0)]:
+            _replace(messages, pair, MASK_PLACEHOLDER, clear_inputs)
+        return messages
+
+    return run
+
+
+def tracetrim(compactor_for: Callable[[Cut], Compactor]) -> CutStrategy:
+    """tracetrim's proposal for each cut (SHADOW: judged and rebuilt, never archived), whatever the
+    planner concluded; a plan that kept the original (INCONCLUSIVE, SKIPPED) counts as no change."""
+
+    def run(cut: Cut) -> list[Message]:
+        request = CompactionRequest(cut.prefix, cut.view.goal, cut.view.next_action)
+        outcome = asyncio.run(compactor_for(cut).plan(request))
+        if outcome.plan is None or outcome.reason == "INSUFFICIENT_REDUCTION":
+            return list(cut.prefix)
+        return outcome.plan.messages
+
+    return run
+
+
+def default_compactor(model: object, **overrides: object) -> Callable[[Cut], Compactor]:
+    """A SHADOW compactor per cut with the trajectory's eligible tools and default settings."""
+
+    def make(cut: Cut) -> Compactor:
+        config = CompactorConfig(eligible_tools=cut.trajectory.tools(), **overrides)  # type: ignore[arg-type]
+        return Compactor(model, config=config, execution=ExecutionOptions(mode=Mode.SHADOW))  # type: ignore[arg-type]
+
+    return make

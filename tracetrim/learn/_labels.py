@@ -1,0 +1,117 @@
+"""Labels from what an agent actually did: which earlier results its later steps used.
+
+A real trajectory labels itself. Cut it at an assistant turn; the turns after the cut show which
+results before the cut the agent still needed: identifiers and values it first saw in a result and
+then wrote into a later call or message, and lines of a result it quoted later (an edit's old text, a
+line it reasons about). Those strings are the result's *evidence*; a compaction keeps the result
+"findable" when every one of them is still somewhere in the compacted history.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from tracetrim.decision._features import LINE_MIN
+
+_WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_]{3,}")
+_IDENTIFIER_LIKE = re.compile(r"[0-9_]|[a-z][A-Z]")
+
+
+@attrs.frozen
+class Evidence:
+    """The strings of one earlier result that the agent used after the cut."""
+
+    call_id: str
+    strings: frozenset[str]
+
+
+def _result_texts(message: Mapping[str, Any]) -> list[tuple[str, str]]:
+    out = []
+    for block in message.get("content", ()):
+        if block.get("type") == "tool_result":
+            output = block.get("output")
+            if isinstance(output, list):
+                output = "\n".join(b.get("text", "") for b in output if isinstance(b, Mapping))
+            if isinstance(output, str):
+                out.append((str(block.get("id")), output))
+    return out
+
+
+def _agent_parts(message: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """An assistant message's prose and its tool-call inputs."""
+    prose, inputs = [], []
+    for block in message.get("content", ()):
+        if block.get("type") == "text":
+            prose.append(str(block.get("text", "")))
+        elif block.get("type") == "tool_call":
+            inputs.append(str(block.get("input", "")))
+    return prose, inputs
+
+
+def _all_text(message: Mapping[str, Any]) -> str:
+    parts = []
+    for block in message.get("content", ()):
+        for key in ("text", "input", "output"):
+            value = block.get(key)
+            if isinstance(value, str):
+                parts.append(value)
+    return "\n".join(parts)
+
+
+def evidence(messages: Sequence[Mapping[str, Any]], cut: int) -> dict[str, Evidence]:
+    """Per call id with a result before ``cut``: the strings of that result used at or after ``cut``.
+
+    A word counts when the result is where it first appeared (not the task, not an earlier result)
+    and a later tool-call input contains it, or later prose does and it looks like an identifier or
+    a value (a digit, an underscore, camelCase). A line counts when a later call or message contains
+    it whole. Results with no such string are absent: nothing shows the agent needed them.
+    """
+    later_prose, later_inputs = [], []
+    for message in messages[cut:]:
+        if message.get("role") == "assistant":
+            prose, inputs = _agent_parts(message)
+            later_prose.extend(prose)
+            later_inputs.extend(inputs)
+    input_words = set(_WORD.findall("\n".join(later_inputs)))
+    prose_words = {w for w in _WORD.findall("\n".join(later_prose)) if _IDENTIFIER_LIKE.search(w)}
+    used_words = input_words | prose_words
+    later_text = "\n".join(later_inputs + later_prose)
+    later_words = set(_WORD.findall(later_text))
+
+    seen: set[str] = set()
+    found: dict[str, Evidence] = {}
+    for message in messages[:cut]:
+        results = _result_texts(message)
+        if not results:
+            seen |= {w.lower() for w in _WORD.findall(_all_text(message))}
+            continue
+        fresh_here: set[str] = set()
+        for call_id, text in results:
+            words = set(_WORD.findall(text))
+            strings = {w for w in words if w in used_words and w.lower() not in seen}
+            strings |= {
+                s
+                for line in text.splitlines()
+                if len(s := line.strip()) >= LINE_MIN
+                and all(w in later_words for w in _WORD.findall(s))
+                and s in later_text
+            }
+            if strings:
+                found[call_id] = Evidence(call_id, frozenset(strings))
+            fresh_here |= {w.lower() for w in words}
+        seen |= fresh_here | {w.lower() for w in _WORD.findall(_all_text(message))}
+    return found
+
+
+def findable(evidence_item: Evidence, haystack: str) -> bool:
+    """True when every evidence string is still somewhere in ``haystack`` (the compacted history's text)."""
+    return all(s in haystack for s in evidence_item.strings)
+
+
+def history_text(messages: Sequence[Mapping[str, Any]]) -> str:
+    """Every text, input and output of a history, joined: what "still findable" searches."""
+    return "\n".join(_all_text(m) for m in messages)

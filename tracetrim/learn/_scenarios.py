@@ -1,0 +1,51 @@
+"""Labelled histories (``shared/scenarios``) as training rows: critical and needed results are used again."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from tracetrim._quality import Case
+from tracetrim.compactor._judging import history_view
+from tracetrim.decision._features import pair_features
+from tracetrim.learn._examples import Examples
+
+LABEL_VALUES = {"critical": 1, "needed": 1, "irrelevant": 0, "superseded": 0}
+"""What each label says about use after the cut; protected pairs are never candidates."""
+
+
+def load_scenarios(folder: Path) -> dict[str, dict[str, Any]]:
+    """Every scenario file of ``folder`` by file stem."""
+    return {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.json"))}
+
+
+def scenario_examples(scenario: Mapping[str, Any]) -> Examples:
+    """One row per labelled candidate, judged with the scenario's own goal and next action."""
+    case = Case.from_scenario(scenario)
+    pairs, _ = case.candidates()
+    view = history_view(list(case.messages), pairs, goal=case.goal, next_action=case.next_action)
+    features = pair_features(view)
+    label = {call_id: kind for kind, ids in scenario.get("labels", {}).items() for call_id in ids}
+    out = Examples([], [], [], [])
+    for pair in view.pairs:
+        value = LABEL_VALUES.get(label.get(pair.call_id, ""))
+        if value is None:
+            continue
+        out.rows.append(features[pair.key])
+        out.labels.append(value)
+        out.sizes.append(len(pair.result_text))
+        out.groups.append(f"scenarios/{case.name}")
+    return out
+
+
+def joined(*parts: Examples) -> Examples:
+    """The rows of every part, in order."""
+    out = Examples([], [], [], [])
+    for part in parts:
+        out.rows.extend(part.rows)
+        out.labels.extend(part.labels)
+        out.sizes.extend(part.sizes)
+        out.groups.extend(part.groups)
+    return out

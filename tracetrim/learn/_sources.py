@@ -1,0 +1,166 @@
+"""Trajectories to learn from: the shared datasets, and a team's own files, as neutral histories."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+import attrs
+
+from tracetrim._snapshot import Message
+
+TAU_READ_TOOLS = frozenset(
+    {
+        "get_user_details",
+        "get_reservation_details",
+        "search_direct_flight",
+        "search_onestop_flight",
+        "list_all_airports",
+        "calculate",
+        "think",
+    }
+)
+"""Read-only tools of tau-bench's airline domain: what a host would opt in (never the writes)."""
+
+
+@attrs.frozen
+class Trajectory:
+    """One agent run as neutral messages; ``group`` is what held-out folds never split (repo, task)."""
+
+    name: str
+    dataset: str
+    group: str
+    messages: list[Message] = attrs.field(repr=False)
+    eligible_tools: frozenset[str] | None = None
+    """Tools a host would opt in; None = every tool in the history."""
+
+    def tools(self) -> frozenset[str]:
+        """The eligible tools (every tool called in the history when none were named)."""
+        if self.eligible_tools is not None:
+            return self.eligible_tools
+        return frozenset(
+            str(b["name"]) for m in self.messages for b in m["content"] if b.get("type") == "tool_call"
+        )
+
+
+def tau_bench(path: Path, limit: int | None = None) -> list[Trajectory]:
+    """tau-bench trajectories (OpenAI chat ``traj``), grouped by task."""
+    from tracetrim.formats import from_openai_chat
+
+    runs = json.loads(path.read_text(encoding="utf-8"))[:limit]
+    return [
+        Trajectory(
+            name=f"tau-{run['task_id']}-{run.get('trial', n)}",
+            dataset="tau-bench",
+            group=f"task-{run['task_id']}",
+            messages=from_openai_chat(run["traj"]),
+            eligible_tools=TAU_READ_TOOLS,
+        )
+        for n, run in enumerate(runs)
+    ]
+
+
+def swe_agent(folder: Path) -> list[Trajectory]:
+    """SWE-agent ``.traj`` histories, each its own group; every tool but ``submit`` eligible."""
+    from tracetrim.formats._swe_agent import load_swe_agent_traj
+
+    out = []
+    for path in sorted(folder.glob("*.traj")):
+        messages = load_swe_agent_traj(path)
+        tools = {b["name"] for m in messages for b in m["content"] if b.get("type") == "tool_call"}
+        out.append(Trajectory(path.stem, "swe-agent", path.stem, messages, frozenset(tools - {"submit"})))
+    return out
+
+
+def mini_swe_agent(folder: Path, limit: int | None = None) -> list[Trajectory]:
+    """mini-swe-agent SWE-bench runs, grouped by repository (``astropy``, ``sympy``, ...)."""
+    from tracetrim.formats import load_mini_swe_agent_traj
+
+    out = []
+    for path in sorted(folder.glob("*.traj.json"))[:limit]:
+        name = path.name.removesuffix(".traj.json")
+        out.append(
+            Trajectory(
+                name,
+                "mini-swe-agent",
+                name.split("__")[0],
+                load_mini_swe_agent_traj(path),
+                frozenset({"bash"}),
+            )
+        )
+    return out
+
+
+def shared_datasets(shared: Path, *, names: Iterable[str] | None = None) -> dict[str, list[Trajectory]]:
+    """The real datasets under ``shared/data`` by name (tau-bench, swe-agent, mini-swe-agent)."""
+    data = shared / "data"
+    readers = {
+        "mini-swe-agent": lambda: mini_swe_agent(data / "mini-swe-agent"),
+        "swe-agent": lambda: swe_agent(data / "swe-agent"),
+        "tau-bench": lambda: tau_bench(data / "tau-bench" / "gpt-4o-airline.json"),
+    }
+    wanted = list(names) if names is not None else list(readers)
+    return {name: readers[name]() for name in wanted}
+
+
+def from_file(
+    path: Path, *, fmt: str = "auto", eligible_tools: frozenset[str] | None = None
+) -> list[Trajectory]:
+    """The trajectories in one file of any format the CLI reads; ``auto`` tells them apart by shape.
+
+    mini-swe-agent runs (``messages`` of strings plus ``info``), SWE-agent ``.traj`` (``history``),
+    tau-bench-style lists (items with an OpenAI-chat ``traj``), and one history per file in the CLI's
+    formats (neutral, ``openai``, ``responses``: a list or ``{"messages": [...]}``). Each file is its
+    own held-out group; ``eligible_tools`` defaults to every tool the history calls.
+    """
+    from tracetrim.cli._formats import to_neutral
+    from tracetrim.formats import from_mini_swe_agent, from_openai_chat, from_swe_agent_history
+
+    source = str(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{source}: cannot read a JSON trajectory ({exc})") from None
+    name = path.name.split(".")[0]
+    if fmt == "auto":
+        fmt = _detect(data)
+    if fmt == "mini-swe-agent":
+        messages = from_mini_swe_agent(data["messages"] if isinstance(data, dict) else data)
+    elif fmt == "swe-agent":
+        messages = from_swe_agent_history(data["history"] if isinstance(data, dict) else data)
+    elif fmt == "tau-bench":
+        return [
+            Trajectory(f"{name}-{n}", fmt, f"{name}-{n}", from_openai_chat(item["traj"]), eligible_tools)
+            for n, item in enumerate(data)
+        ]
+    else:
+        raw = data.get("messages") if isinstance(data, dict) else data
+        if not isinstance(raw, list):
+            raise ValueError(f"{source}: expected a list of messages or an object with 'messages'")
+        messages = to_neutral(raw, fmt, source)
+    return [Trajectory(name, fmt, name, messages, eligible_tools)]
+
+
+def _detect(data: object) -> str:
+    if isinstance(data, dict):
+        messages = data.get("messages")
+        if "history" in data and "trajectory" in data:
+            return "swe-agent"
+        if (
+            isinstance(messages, list)
+            and messages
+            and all(isinstance(m.get("content"), str) for m in messages if isinstance(m, dict))
+            and "info" in data
+        ):
+            return "mini-swe-agent"
+        data = messages
+    if isinstance(data, list) and data and isinstance(data[0], dict):
+        first = data[0]
+        if "traj" in first:
+            return "tau-bench"
+        if any(isinstance(m, dict) and (m.get("role") == "tool" or "tool_calls" in m) for m in data):
+            return "openai"
+        if first.get("type") in ("message", "function_call", "function_call_output"):
+            return "responses"
+    return "neutral"
