@@ -33,6 +33,7 @@ from tracetrim._quality import Case, evaluate, format_table, standard_strategies
 from tracetrim.decision import LearnedDecisionModel  # noqa: E402
 from tracetrim.decision._learned import default_weights  # noqa: E402
 from tracetrim.learn import (  # noqa: E402
+    Examples,
     FrontierRow,
     Point,
     cuts,
@@ -41,24 +42,25 @@ from tracetrim.learn import (  # noqa: E402
     format_frontier,
     held_out_models,
     held_out_point,
+    joined,
     levels_of,
     masking_rows,
     shared_datasets,
 )
-from tracetrim.learn._scenarios import joined, load_scenarios, scenario_examples  # noqa: E402
+from tracetrim.learn._scenarios import load_scenarios, scenario_examples  # noqa: E402
 
 SHARED = REPO.parent / "shared"
 FOLDS = 4
 
 
-def scenario_section(shared: Path, train_rows: object, failures: list[str]) -> None:
+def scenario_section(shared: Path, train_rows: Examples, failures: list[str]) -> None:
     """Leave-one-scenario-out table and its targets."""
     scenarios = load_scenarios(shared / "scenarios")
     levels = levels_of(default_weights())
     rows = []
     for name, scenario in scenarios.items():
         others = [scenario_examples(s) for n, s in scenarios.items() if n != name]
-        weights = fit_weights(joined(train_rows, *others), version=f"without-{name}", levels=levels)  # type: ignore[arg-type]
+        weights = fit_weights(joined(train_rows, *others), version=f"without-{name}", levels=levels)
         strategies = [("tracetrim (held out)", tracetrim_strategy(LearnedDecisionModel(weights)))]
         strategies += [s for s in standard_strategies() if s[0] != "tracetrim"]
         case_rows = asyncio.run(evaluate(Case.from_scenario(scenario), strategies))
@@ -86,7 +88,7 @@ def _masking_dominates(rows: list[FrontierRow]) -> list[str]:
     ]
 
 
-def real_section(shared: Path, limit: int | None, failures: list[str]) -> object:
+def real_section(shared: Path, limit: int | None, failures: list[str]) -> Examples:
     """Held-out frontier per real dataset; returns every real-run row for the scenario section."""
     datasets = shared_datasets(shared)
     if limit:

@@ -26,8 +26,17 @@ sys.path.insert(0, str(REPO))
 
 from tracetrim.decision._learned import DEFAULT_WEIGHTS  # noqa: E402
 from tracetrim.decision._weights import JudgeWeights  # noqa: E402
-from tracetrim.learn import cuts, examples, fit_weights, fold_of, group_of, shared_datasets  # noqa: E402
-from tracetrim.learn._scenarios import joined, load_scenarios, scenario_examples  # noqa: E402
+from tracetrim.learn import (  # noqa: E402
+    Examples,
+    cuts,
+    examples,
+    fit_weights,
+    fold_of,
+    group_of,
+    joined,
+    shared_datasets,
+)
+from tracetrim.learn._scenarios import load_scenarios, scenario_examples  # noqa: E402
 
 SHARED = REPO.parent / "shared"
 OUT = REPO / "tracetrim" / "decision" / DEFAULT_WEIGHTS
@@ -69,24 +78,19 @@ def main() -> int:
     data = examples(all_cuts)
     print(f"{len(all_cuts)} cuts, {len(data.labels)} old results, {sum(data.labels)} used after the cut")
 
-    predicted = [0.0] * len(data.labels)
-    offset = 0
-    rows_of = []
-    for cut in all_cuts:
-        rows_of.append((offset, offset + len(cut.view.pairs)))
-        offset += len(cut.view.pairs)
+    held_out = Examples([], [], [], [])
+    predicted: list[float] = []
     for k in range(FOLDS):
         train = examples([c for c in all_cuts if fold_of(group_of(c), FOLDS) != k])
         model = fit_weights(train, version=f"fold-{k}", levels=LEVELS)
-        for cut, (start, end) in zip(all_cuts, rows_of, strict=True):
-            if fold_of(group_of(cut), FOLDS) == k:
-                for n in range(start, end):
-                    predicted[n] = model.need(data.rows[n])
+        test = examples([c for c in all_cuts if fold_of(group_of(c), FOLDS) == k])
+        held_out = joined(held_out, test)
+        predicted.extend(model.need(row) for row in test.rows)
     print(f"{'dataset':16} {'held-out AUC':>12}  calibration (mean predicted -> share used, by quintile)")
     for name in datasets:
-        idx = [i for i, g in enumerate(data.groups) if g.startswith(f"{name}/")]
+        idx = [i for i, g in enumerate(held_out.groups) if g.startswith(f"{name}/")]
         scores = [predicted[i] for i in idx]
-        labels = [data.labels[i] for i in idx]
+        labels = [held_out.labels[i] for i in idx]
         ranked = sorted(zip(scores, labels, strict=True))
         bins = [ranked[len(ranked) * q // 5 : len(ranked) * (q + 1) // 5] for q in range(5)]
         calibration = "  ".join(

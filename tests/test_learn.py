@@ -13,8 +13,8 @@ import attrs
 import pytest
 
 import tracetrim as tt
-from tests.conftest import DATA, REPO, SHARED, require_data
-from tracetrim.decision import HistoryView, JudgedPair, LearnedDecisionModel, WeightsError
+from tests.conftest import DATA, REPO, require_data
+from tracetrim.decision import HistoryView, JudgedPair, LearnedDecisionModel, PairJudgement, WeightsError
 from tracetrim.decision._features import FEATURE_NAMES, pair_features
 from tracetrim.decision._learned import default_weights
 from tracetrim.learn import (
@@ -221,4 +221,48 @@ def test_fit_command_explains_bad_input(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     assert done.returncode == 2 and "bad.json" in done.stderr and "Traceback" not in done.stderr
-    assert SHARED.name == "shared"
+
+
+class _Judge:
+    """A stand-in in-process judge (only a fake can answer wrongly on purpose)."""
+
+    name = "stand-in"
+
+    def __init__(self, answer: Any) -> None:
+        self.answer = answer
+
+    def judge(self, view: HistoryView) -> dict[str, Any]:
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return {pair.key: self.answer for pair in view.pairs}
+
+
+@pytest.mark.parametrize(
+    ("answer", "reason", "detail"),
+    [
+        (RuntimeError("judge broke"), tt.Reason.MODEL_ERROR, "RuntimeError: judge broke"),
+        (PairJudgement(keep_call=0.2, keep_result=1.5), tt.Reason.INVALID_ANSWER, "outside [0, 1]"),
+        (None, tt.Reason.INVALID_ANSWER, "no PairJudgement for pair"),
+    ],
+)
+async def test_an_in_process_judge_is_checked_like_a_remote_one(
+    answer: Any, reason: tt.Reason, detail: str
+) -> None:
+    compactor = tt.Compactor(
+        _Judge(answer), config=tt.CompactorConfig(eligible_tools={"bash"}, preserve_recent_messages=1)
+    )
+    outcome = await compactor.plan(tt.CompactionRequest(_run()))
+    assert (outcome.status, outcome.reason) == (tt.Status.ERROR, reason)
+    assert detail in outcome.detail
+
+
+async def test_an_in_process_judge_decides_the_plan() -> None:
+    judge = _Judge(PairJudgement(keep_call=0.0, keep_result=0.0))
+    config = tt.CompactorConfig(eligible_tools={"bash"}, preserve_recent_messages=1, minimum_reduction=0.0)
+    outcome = await tt.Compactor(judge, config=config).plan(tt.CompactionRequest(_run()))
+    assert outcome.plan is not None and outcome.plan.stats.requests == 0
+    assert {d.call_id for d in outcome.plan.decisions if d.action is tt.Action.DROP_CALL} == {
+        "c1",
+        "c2",
+        "c3",
+    }

@@ -14,12 +14,13 @@ from tracetrim._scope import Scope
 from tracetrim.archive import Archive
 from tracetrim.cli._archive_args import add_archive_arguments, open_archive
 from tracetrim.cli._errors import CliError
-from tracetrim.cli._formats import DEFAULT_TOOLS, FORMATS, MESSAGES_KEY, from_neutral, to_neutral
+from tracetrim.cli._formats import DEFAULT_TOOLS, FORMATS, from_neutral, to_neutral
 from tracetrim.cli._input import HistoryFile, read_history
 from tracetrim.cli._model_options import add_model_arguments, model_from_args
 from tracetrim.cli._settings import add_config_arguments, build_config
 from tracetrim.compactor import CompactionRequest, Compactor, ExecutionOptions, Mode, Outcome
 from tracetrim.decision import DecisionModel
+from tracetrim.formats import MESSAGES_KEY
 
 
 def register(commands: Any) -> None:

@@ -46,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
         fit_weights,
         format_frontier,
         from_file,
+        group_of,
         held_out_models,
         held_out_point,
         levels_of,
@@ -75,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
             "fitting needs longer runs with tool results that were and were not used again"
         )
     levels = levels_of(default_weights())
-    groups = {f"{c.trajectory.dataset}/{c.trajectory.group}" for c in selected}
+    groups = {group_of(c) for c in selected}
     folds = max(2, min(args.folds, len(groups)))
     rows = masking_rows("held-out", selected)
     try:

@@ -7,14 +7,7 @@ from typing import Any
 
 from tracetrim._snapshot import SnapshotError
 from tracetrim.cli._errors import CliError
-from tracetrim.formats import (
-    from_mini_swe_agent,
-    from_openai_chat,
-    from_openai_responses,
-    from_swe_agent_history,
-    to_openai_chat,
-    to_openai_responses,
-)
+from tracetrim.formats import READERS, to_openai_chat, to_openai_responses
 
 _Convert = Callable[[Sequence[Any]], list[Any]]
 
@@ -23,19 +16,14 @@ def _same(messages: Sequence[Any]) -> list[Any]:
     return list(messages)
 
 
+_WRITERS: dict[str, _Convert] = {"openai": to_openai_chat, "responses": to_openai_responses}
+
 FORMATS: dict[str, tuple[_Convert, _Convert]] = {
-    "neutral": (_same, _same),
-    "openai": (from_openai_chat, to_openai_chat),
-    "responses": (from_openai_responses, to_openai_responses),
-    "mini-swe-agent": (from_mini_swe_agent, _same),
-    "swe-agent": (from_swe_agent_history, _same),
+    name: (read, _WRITERS.get(name, _same)) for name, read in READERS.items()
 }
 """Format name to (to neutral, from neutral): neutral snapshot, OpenAI chat-completions, OpenAI Responses,
 and the trajectory formats the CLI only reads (mini-swe-agent ``.traj.json``, SWE-agent ``.traj``), whose
 output is the neutral snapshot."""
-
-MESSAGES_KEY: dict[str, str] = {"swe-agent": "history"}
-"""Where a format's file keeps its message list, when not under ``messages``."""
 
 DEFAULT_TOOLS: dict[str, tuple[str, ...]] = {"mini-swe-agent": ("bash",)}
 """Eligible tools when neither the file nor ``--eligible-tools`` names any: mini-swe-agent has only bash."""

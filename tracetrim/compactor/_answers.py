@@ -33,7 +33,8 @@ class Answers:
     models: tuple[str, ...]
 
 
-def _probability(name: str, value: Any) -> float:
+def probability(name: str, value: Any) -> float:
+    """``value`` as a probability, or `InvalidAnswer` naming the answer and what is wrong."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InvalidAnswer(f"answer {name!r} is {type(value).__name__} {value!r}, not a probability")
     number = float(value)
@@ -55,7 +56,7 @@ def check_response(batch: Batch, response: Any) -> dict[str, float]:
     extra = [name for name in answers if name not in batch.questions]
     if extra:
         raise InvalidAnswer(f"answers to questions not asked: {', '.join(sorted(map(str, extra))[:5])}")
-    return {name: _probability(name, answers[name]) for name in batch.questions}
+    return {name: probability(name, answers[name]) for name in batch.questions}
 
 
 def _retries(response: DecisionResponse) -> int:

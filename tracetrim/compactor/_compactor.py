@@ -26,7 +26,7 @@ from tracetrim.compactor._flow import (
     save_original,
     with_reduction,
 )
-from tracetrim.compactor._judging import InvalidJudgement, history_view, judge_history
+from tracetrim.compactor._judging import history_view, judge_history
 from tracetrim.compactor._observation import StateOverBudget, default_goal, default_next_action, observe
 from tracetrim.compactor._outcome import Outcome, Plan, PlanStats, Reason, Status
 from tracetrim.compactor._pairs import Pair, find_pairs, protected_messages
@@ -200,7 +200,6 @@ class Compactor:
             plan=Plan(messages=rebuilt.messages, decisions=decisions, stats=stats, archive_ref=saved),
         )
 
-
     def _judge_in_process(
         self, messages: list[Message], pairs: list[Pair], goal: str, next_action: str
     ) -> _Judged:
@@ -209,7 +208,9 @@ class Compactor:
         view = history_view(messages, pairs, goal=goal, next_action=next_action)
         try:
             probabilities = judge_history(self.model, view)
-        except InvalidJudgement as exc:
+        except ModelFailed as exc:
+            raise Stop(Status.ERROR, Reason.MODEL_ERROR, str(exc)) from None
+        except InvalidAnswer as exc:
             raise Stop(Status.ERROR, Reason.INVALID_ANSWER, str(exc)) from None
         return _Judged(probabilities, stage=WHOLE_HISTORY)
 

@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
-from tracetrim._errors import TracetrimError
 from tracetrim._snapshot import Message
+from tracetrim.compactor._answers import InvalidAnswer, ModelFailed, probability
 from tracetrim.compactor._pairs import Pair
-from tracetrim.decision._history import HistoryJudge, HistoryView, JudgedPair
-
-
-class InvalidJudgement(TracetrimError, ValueError):
-    """An in-process judge answered with a missing key or a probability outside [0, 1]."""
+from tracetrim.decision._history import HistoryJudge, HistoryView, JudgedPair, PairJudgement
 
 
 def history_view(
@@ -36,20 +31,20 @@ def history_view(
 
 
 def judge_history(judge: HistoryJudge, view: HistoryView) -> dict[str, float]:
-    """The judge's answers as the planner's ``call_<key>`` / ``result_<key>`` probabilities, checked."""
-    answers: Mapping[str, object] = judge.judge(view)
+    """The judge's answers as the planner's ``call_<key>`` / ``result_<key>`` probabilities, checked
+    like a remote model's: a judge that raises is `ModelFailed`, a missing or bad answer `InvalidAnswer`."""
+    try:
+        answers = judge.judge(view)
+    except Exception as exc:
+        raise ModelFailed(f"{type(exc).__name__}: {exc}") from exc
     probabilities: dict[str, float] = {}
     for pair in view.pairs:
         judgement = answers.get(pair.key)
-        if judgement is None:
-            raise InvalidJudgement(f"the judge gave no answer for pair {pair.key} (call {pair.call_id})")
-        for name, value in (("call", judgement.keep_call), ("result", judgement.keep_result)):  # type: ignore[attr-defined]
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, (int, float))
-                or not 0.0 <= value <= 1.0
-                or math.isnan(value)
-            ):
-                raise InvalidJudgement(f"{name}_{pair.key}: expected a probability in [0, 1], got {value!r}")
-            probabilities[f"{name}_{pair.key}"] = float(value)
+        if not isinstance(judgement, PairJudgement):
+            raise InvalidAnswer(f"the judge gave no PairJudgement for pair {pair.key} (call {pair.call_id})")
+        for name, value in (
+            (f"call_{pair.key}", judgement.keep_call),
+            (f"result_{pair.key}", judgement.keep_result),
+        ):
+            probabilities[name] = probability(name, value)
     return probabilities

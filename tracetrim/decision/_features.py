@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 from typing import Any
 
+from tracetrim._snapshot import text_of_output
 from tracetrim.decision._history import HistoryView, JudgedPair
 
 FEATURE_NAMES: tuple[str, ...] = (
@@ -81,13 +82,9 @@ def lines_of(text: str) -> set[str]:
     return {s for line in _clip(text).splitlines() if len(s := line.strip()) >= LINE_MIN}
 
 
-def _output_text(block: Mapping[str, Any]) -> str:
-    output = block.get("output")
-    if isinstance(output, str):
-        return output
-    if isinstance(output, list):
-        return "\n".join(b.get("text", "") for b in output if isinstance(b, Mapping))
-    return ""
+def result_text(block: Mapping[str, Any]) -> str:
+    """A tool result's text ("" when its output is not all text: such pairs are never candidates)."""
+    return text_of_output(block["output"]) or ""
 
 
 def _authored_text(message: Mapping[str, Any]) -> str:
@@ -113,13 +110,15 @@ def _weighted_overlap(mine: set[str], theirs: set[str], idf: Mapping[str, float]
 class _Index:
     """One pass over the history: where each token and line was first seen and last used."""
 
-    def __init__(self, messages: Sequence[Mapping[str, Any]]) -> None:
+    def __init__(self, messages: Sequence[Mapping[str, Any]], judged: Set[int]) -> None:
         self.first_seen: dict[str, int] = {}
         self.last_authored: dict[str, int] = {}
         self.df: dict[str, int] = {}
-        self.line_results: dict[str, list[int]] = {}
+        self.line_results: dict[str, tuple[int, int]] = {}
+        """Line to the first and last message whose results hold it."""
         self.line_authored: dict[str, int] = {}
         self.result_tokens: dict[int, set[str]] = {}
+        """Tokens of the results in the ``judged`` messages only: the rest need no lookup later."""
         self.authored: list[set[str]] = []
         for i, message in enumerate(messages):
             authored_text = _authored_text(message)
@@ -128,13 +127,13 @@ class _Index:
             seen = set(authored)
             for block in message.get("content", ()):
                 if block.get("type") == "tool_result":
-                    found = tokens(_output_text(block))
-                    self.result_tokens[i] = self.result_tokens.get(i, set()) | found
+                    text = result_text(block)
+                    found = tokens(text)
+                    if i in judged:
+                        self.result_tokens[i] = self.result_tokens.get(i, set()) | found
                     seen |= found
-                    for line in lines_of(_output_text(block)):
-                        places = self.line_results.setdefault(line, [])
-                        if not places or places[-1] != i:
-                            places.append(i)
+                    for line in lines_of(text):
+                        self.line_results[line] = (self.line_results.get(line, (i, i))[0], i)
             for token in seen:
                 self.first_seen.setdefault(token, i)
                 self.df[token] = self.df.get(token, 0) + 1
@@ -151,7 +150,7 @@ class _Index:
 def pair_features(view: HistoryView) -> dict[str, list[float]]:
     """One feature vector (in `FEATURE_NAMES` order) per pair key of ``view.pairs``."""
     messages = view.messages
-    index = _Index(messages)
+    index = _Index(messages, {pair.result_message for pair in view.pairs})
     total = max(len(messages), 1)
     goal = tokens(view.goal)
     goal_stems = stems(goal)
@@ -208,17 +207,15 @@ def _features(
     lines = lines_of(text)
     repeated = seen_before = quoted = 0
     for line in lines:
-        places = index.line_results.get(line, ())
-        if places and places[-1] > r:
-            repeated += 1
-        if places and places[0] < r:
-            seen_before += 1
-        if index.line_authored.get(line, -1) > r:
-            quoted += 1
+        first, last = index.line_results.get(line, (r, r))
+        repeated += last > r
+        seen_before += first < r
+        quoted += index.line_authored.get(line, -1) > r
     n_lines = max(len(lines), 1)
     input_tokens = tokens(pair.input)
     idf, default = index.idf, index.default_idf
     recent_used = len(found & recent)
+    found_stems = stems(found)
     return [
         math.log1p(len(text)),
         math.log1p(text.count("\n") + 1),
@@ -231,10 +228,10 @@ def _features(
         math.log1p(len(new) - new_used),
         new_used / len(new) if new else 0.0,
         _weighted_overlap(found, goal, idf, default),
-        _weighted_overlap(stems(found), goal_stems, {}, 1.0),
+        _weighted_overlap(found_stems, goal_stems, {}, 1.0),
         _weighted_overlap(found, following, idf, default),
         _weighted_overlap(found, recent, idf, default),
-        _weighted_overlap(stems(found), recent_stems, {}, 1.0),
+        _weighted_overlap(found_stems, recent_stems, {}, 1.0),
         _weighted_overlap(input_tokens, goal, idf, default),
         _weighted_overlap(input_tokens, recent, idf, default),
         1.0 if inputs_after.get((pair.tool, pair.input), n) > n else 0.0,

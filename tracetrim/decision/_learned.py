@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
@@ -16,8 +17,9 @@ DEFAULT_WEIGHTS = "judge_weights.json"
 """The shipped weights, next to this module; `benchmarks/train_judge.py` reproduces them."""
 
 
+@functools.cache
 def default_weights() -> JudgeWeights:
-    """The weights shipped with tracetrim."""
+    """The weights shipped with tracetrim (read once per process: they are frozen)."""
     text = resources.files("tracetrim.decision").joinpath(DEFAULT_WEIGHTS).read_text(encoding="utf-8")
     return JudgeWeights.from_json(text, source=DEFAULT_WEIGHTS)
 

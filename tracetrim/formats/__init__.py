@@ -6,9 +6,12 @@ from tracetrim.formats._mini_swe_agent import from_mini_swe_agent, load_mini_swe
 from tracetrim.formats._openai_chat import from_openai_chat, to_openai_chat
 from tracetrim.formats._openai_responses import from_openai_responses, to_openai_responses
 from tracetrim.formats._pydantic_ai import from_pydantic_ai, to_pydantic_ai
+from tracetrim.formats._readers import MESSAGES_KEY, READERS
 from tracetrim.formats._swe_agent import from_swe_agent_history
 
 __all__ = [
+    "MESSAGES_KEY",
+    "READERS",
     "from_anthropic",
     "from_langchain",
     "from_mini_swe_agent",

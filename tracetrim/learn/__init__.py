@@ -4,13 +4,22 @@ from tracetrim.learn._crossval import (
     MASKING,
     FrontierRow,
     format_frontier,
-    group_of,
     held_out_models,
     held_out_point,
     levels_of,
     masking_rows,
 )
-from tracetrim.learn._examples import CUT_FRACTIONS, Cut, Examples, cut_points, cuts, examples, make_cut
+from tracetrim.learn._examples import (
+    CUT_FRACTIONS,
+    Cut,
+    Examples,
+    cut_points,
+    cuts,
+    examples,
+    group_of,
+    joined,
+    make_cut,
+)
 from tracetrim.learn._fit import balanced_weights, fit_logistic, fit_weights, fold_of
 from tracetrim.learn._frontier import Point, evaluate, keep_last, score_cut, tracetrim
 from tracetrim.learn._labels import Evidence, evidence, findable, history_text
@@ -48,6 +57,7 @@ __all__ = [
     "held_out_models",
     "held_out_point",
     "history_text",
+    "joined",
     "keep_last",
     "levels_of",
     "make_cut",

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import attrs
 
 from tracetrim.decision._learned import LearnedDecisionModel
 from tracetrim.decision._weights import JudgeWeights
-from tracetrim.learn._examples import Cut, Examples, examples
+from tracetrim.learn._examples import Cut, Examples, examples, group_of, joined
 from tracetrim.learn._fit import fit_weights, fold_of
 from tracetrim.learn._frontier import Point, default_compactor, evaluate, keep_last, tracetrim
 
@@ -20,11 +21,6 @@ MASKING = (
     ("clear-all-but-3", 3, True),
 )
 """The baselines: observation masking keeping the last N results, and clearing calls and results."""
-
-
-def group_of(cut: Cut) -> str:
-    """What a fold never splits: the dataset and the trajectory's group (repository, task, file)."""
-    return f"{cut.trajectory.dataset}/{cut.trajectory.group}"
 
 
 def held_out_models(
@@ -41,18 +37,13 @@ def held_out_models(
     for k in range(folds):
         rows = examples([c for c in train if fold_of(group_of(c), folds) != k])
         if extra is not None:
-            rows = Examples(
-                rows.rows + extra.rows,
-                rows.labels + extra.labels,
-                rows.sizes + extra.sizes,
-                rows.groups + extra.groups,
-            )
+            rows = joined(rows, extra)
         models[k] = LearnedDecisionModel(fit_weights(rows, version=f"{version}-{k}", levels=levels))
     return models
 
 
 def held_out_point(
-    cuts: Sequence[Cut], models: Mapping[int, LearnedDecisionModel], folds: int, **config: object
+    cuts: Sequence[Cut], models: Mapping[int, LearnedDecisionModel], folds: int, **config: Any
 ) -> Point:
     """tracetrim's totals on ``cuts``, each judged by the model that never saw its group."""
     by_fold = {k: default_compactor(model, **config) for k, model in models.items()}

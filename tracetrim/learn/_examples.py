@@ -76,6 +76,11 @@ def cuts(trajectories: Iterable[Trajectory], fractions: Iterable[float] = CUT_FR
     return [make_cut(t, at) for t in trajectories for at in cut_points(t.messages, fractions)]
 
 
+def group_of(cut: Cut) -> str:
+    """What a fold never splits: the dataset and the trajectory's group (repository, task, file)."""
+    return f"{cut.trajectory.dataset}/{cut.trajectory.group}"
+
+
 @attrs.frozen
 class Examples:
     """Feature rows with labels (1 = used after the cut), result sizes and the group of each row."""
@@ -95,5 +100,16 @@ def examples(selected: Iterable[Cut]) -> Examples:
             out.rows.append(features[pair.key])
             out.labels.append(1 if pair.call_id in cut.evidence else 0)
             out.sizes.append(len(pair.result_text))
-            out.groups.append(f"{cut.trajectory.dataset}/{cut.trajectory.group}")
+            out.groups.append(group_of(cut))
+    return out
+
+
+def joined(*parts: Examples) -> Examples:
+    """The rows of every part, in order."""
+    out = Examples([], [], [], [])
+    for part in parts:
+        out.rows.extend(part.rows)
+        out.labels.extend(part.labels)
+        out.sizes.extend(part.sizes)
+        out.groups.extend(part.groups)
     return out

@@ -4,13 +4,22 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import attrs
 
 from tracetrim._json import canonical_length
 from tracetrim._snapshot import Message, text_of_output
-from tracetrim.compactor import CompactionRequest, Compactor, CompactorConfig, ExecutionOptions, Mode
+from tracetrim.compactor import (
+    CompactionRequest,
+    Compactor,
+    CompactorConfig,
+    ExecutionOptions,
+    Mode,
+    Reason,
+)
 from tracetrim.compactor._pairs import Pair
+from tracetrim.decision import DecisionModel, HistoryJudge
 from tracetrim.learn._examples import Cut
 from tracetrim.learn._labels import findable, history_text
 
@@ -110,18 +119,18 @@ def tracetrim(compactor_for: Callable[[Cut], Compactor]) -> CutStrategy:
     def run(cut: Cut) -> list[Message]:
         request = CompactionRequest(cut.prefix, cut.view.goal, cut.view.next_action)
         outcome = asyncio.run(compactor_for(cut).plan(request))
-        if outcome.plan is None or outcome.reason == "INSUFFICIENT_REDUCTION":
+        if outcome.plan is None or outcome.reason is Reason.INSUFFICIENT_REDUCTION:
             return list(cut.prefix)
         return outcome.plan.messages
 
     return run
 
 
-def default_compactor(model: object, **overrides: object) -> Callable[[Cut], Compactor]:
+def default_compactor(model: DecisionModel | HistoryJudge, **overrides: Any) -> Callable[[Cut], Compactor]:
     """A SHADOW compactor per cut with the trajectory's eligible tools and default settings."""
 
     def make(cut: Cut) -> Compactor:
-        config = CompactorConfig(eligible_tools=cut.trajectory.tools(), **overrides)  # type: ignore[arg-type]
-        return Compactor(model, config=config, execution=ExecutionOptions(mode=Mode.SHADOW))  # type: ignore[arg-type]
+        config = CompactorConfig(eligible_tools=cut.trajectory.tools(), **overrides)
+        return Compactor(model, config=config, execution=ExecutionOptions(mode=Mode.SHADOW))
 
     return make

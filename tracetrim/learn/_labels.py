@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from tracetrim.decision._features import LINE_MIN
+from tracetrim.decision._features import LINE_MIN, result_text
 
 _WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_]{3,}")
 _IDENTIFIER_LIKE = re.compile(r"[0-9_]|[a-z][A-Z]")
@@ -30,15 +30,9 @@ class Evidence:
 
 
 def _result_texts(message: Mapping[str, Any]) -> list[tuple[str, str]]:
-    out = []
-    for block in message.get("content", ()):
-        if block.get("type") == "tool_result":
-            output = block.get("output")
-            if isinstance(output, list):
-                output = "\n".join(b.get("text", "") for b in output if isinstance(b, Mapping))
-            if isinstance(output, str):
-                out.append((str(block.get("id")), output))
-    return out
+    return [
+        (str(b["id"]), result_text(b)) for b in message.get("content", ()) if b.get("type") == "tool_result"
+    ]
 
 
 def _agent_parts(message: Mapping[str, Any]) -> tuple[list[str], list[str]]:

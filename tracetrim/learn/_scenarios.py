@@ -38,14 +38,3 @@ def scenario_examples(scenario: Mapping[str, Any]) -> Examples:
         out.sizes.append(len(pair.result_text))
         out.groups.append(f"scenarios/{case.name}")
     return out
-
-
-def joined(*parts: Examples) -> Examples:
-    """The rows of every part, in order."""
-    out = Examples([], [], [], [])
-    for part in parts:
-        out.rows.extend(part.rows)
-        out.labels.extend(part.labels)
-        out.sizes.extend(part.sizes)
-        out.groups.extend(part.groups)
-    return out

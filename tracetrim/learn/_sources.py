@@ -114,8 +114,8 @@ def from_file(
     formats (neutral, ``openai``, ``responses``: a list or ``{"messages": [...]}``). Each file is its
     own held-out group; ``eligible_tools`` defaults to every tool the history calls.
     """
-    from tracetrim.cli._formats import to_neutral
-    from tracetrim.formats import from_mini_swe_agent, from_openai_chat, from_swe_agent_history
+    from tracetrim._snapshot import validate_messages
+    from tracetrim.formats import MESSAGES_KEY, READERS, from_openai_chat
 
     source = str(path)
     try:
@@ -125,20 +125,15 @@ def from_file(
     name = path.name.split(".")[0]
     if fmt == "auto":
         fmt = _detect(data)
-    if fmt == "mini-swe-agent":
-        messages = from_mini_swe_agent(data["messages"] if isinstance(data, dict) else data)
-    elif fmt == "swe-agent":
-        messages = from_swe_agent_history(data["history"] if isinstance(data, dict) else data)
-    elif fmt == "tau-bench":
+    if fmt == "tau-bench":
         return [
             Trajectory(f"{name}-{n}", fmt, f"{name}-{n}", from_openai_chat(item["traj"]), eligible_tools)
             for n, item in enumerate(data)
         ]
-    else:
-        raw = data.get("messages") if isinstance(data, dict) else data
-        if not isinstance(raw, list):
-            raise ValueError(f"{source}: expected a list of messages or an object with 'messages'")
-        messages = to_neutral(raw, fmt, source)
+    raw = data.get(MESSAGES_KEY.get(fmt, "messages")) if isinstance(data, dict) else data
+    if not isinstance(raw, list):
+        raise ValueError(f"{source}: expected a list of messages or an object with 'messages'")
+    messages = validate_messages(READERS[fmt](raw))
     return [Trajectory(name, fmt, name, messages, eligible_tools)]
 
 
