@@ -45,6 +45,7 @@ from tracetrim.learn import (  # noqa: E402
     joined,
     levels_of,
     masking_rows,
+    oracle_rows,
     shared_datasets,
 )
 from tracetrim.learn._scenarios import load_scenarios, scenario_examples  # noqa: E402
@@ -109,7 +110,7 @@ def real_section(shared: Path, limit: int | None, failures: list[str]) -> Exampl
             FrontierRow(name, f"tracetrim ({per_cut_ms:.0f} ms/plan)", ours),
             *masking_rows(name, selected),
         ]
-        all_rows.extend(rows)
+        all_rows.extend([*rows, *oracle_rows(name, selected)])
         dominated_by = _masking_dominates(rows)
         if dominated_by:
             failures.append(f"{name}: {', '.join(dominated_by)} is better on both recall and reduction")

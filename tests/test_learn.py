@@ -28,6 +28,7 @@ from tracetrim.learn import (
     held_out_models,
     held_out_point,
     keep_last,
+    label_oracle,
     levels_of,
     mini_swe_agent,
     tau_bench,
@@ -266,3 +267,12 @@ async def test_an_in_process_judge_decides_the_plan() -> None:
         "c2",
         "c3",
     }
+
+
+def test_label_oracle_keeps_everything_used_and_bounds_the_frontier() -> None:
+    runs = mini_swe_agent(require_data(DATA / "mini-swe-agent"), limit=10)
+    selected = cuts(runs)
+    verbatim = evaluate(selected, label_oracle(used_lines=False))
+    excerpt = evaluate(selected, label_oracle(used_lines=True))
+    assert verbatim.recall == excerpt.recall == 1.0 and verbatim.verbatim_recall == 1.0
+    assert excerpt.removed > verbatim.removed > 0 and excerpt.verbatim_recall < 1.0

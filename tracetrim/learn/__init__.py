@@ -8,6 +8,7 @@ from tracetrim.learn._crossval import (
     held_out_point,
     levels_of,
     masking_rows,
+    oracle_rows,
 )
 from tracetrim.learn._examples import (
     CUT_FRACTIONS,
@@ -21,7 +22,7 @@ from tracetrim.learn._examples import (
     make_cut,
 )
 from tracetrim.learn._fit import balanced_weights, fit_logistic, fit_weights, fold_of
-from tracetrim.learn._frontier import Point, evaluate, keep_last, score_cut, tracetrim
+from tracetrim.learn._frontier import Point, evaluate, keep_last, label_oracle, score_cut, tracetrim
 from tracetrim.learn._labels import Evidence, evidence, findable, history_text
 from tracetrim.learn._sources import (
     Trajectory,
@@ -59,10 +60,12 @@ __all__ = [
     "history_text",
     "joined",
     "keep_last",
+    "label_oracle",
     "levels_of",
     "make_cut",
     "masking_rows",
     "mini_swe_agent",
+    "oracle_rows",
     "score_cut",
     "shared_datasets",
     "swe_agent",

@@ -11,7 +11,7 @@ from tracetrim.decision._learned import LearnedDecisionModel
 from tracetrim.decision._weights import JudgeWeights
 from tracetrim.learn._examples import Cut, Examples, examples, group_of, joined
 from tracetrim.learn._fit import fit_weights, fold_of
-from tracetrim.learn._frontier import Point, default_compactor, evaluate, keep_last, tracetrim
+from tracetrim.learn._frontier import Point, default_compactor, evaluate, keep_last, label_oracle, tracetrim
 
 MASKING = (
     ("keep-last-3", 3, False),
@@ -64,6 +64,14 @@ def masking_rows(dataset: str, cuts: Sequence[Cut]) -> list[FrontierRow]:
     return [
         FrontierRow(dataset, name, evaluate(cuts, keep_last(n, clear_inputs=clear)))
         for name, n, clear in MASKING
+    ]
+
+
+def oracle_rows(dataset: str, cuts: Sequence[Cut]) -> list[FrontierRow]:
+    """The label ceilings on ``cuts`` (they read the future: a scale, not a competitor)."""
+    return [
+        FrontierRow(dataset, "oracle: used verbatim", evaluate(cuts, label_oracle(used_lines=False))),
+        FrontierRow(dataset, "oracle: head+used lines", evaluate(cuts, label_oracle(used_lines=True))),
     ]
 
 

@@ -112,6 +112,29 @@ def keep_last(n: int, *, clear_inputs: bool = False) -> CutStrategy:
     return run
 
 
+def label_oracle(*, used_lines: bool) -> CutStrategy:
+    """The ceiling the labels allow: every old result used after the cut kept (verbatim, or with
+    ``used_lines`` its first 300 characters plus exactly the lines holding its evidence, when that is
+    shorter), every other
+    one cleared like masking does. It reads the future, so no judge can reach it."""
+
+    def run(cut: Cut) -> list[Message]:
+        messages = list(cut.prefix)
+        for pair in cut.candidates:
+            item = cut.evidence.get(pair.call_id)
+            text = pair.result_text or ""
+            if item is None:
+                _replace(messages, pair, MASK_PLACEHOLDER, False)
+            elif used_lines:
+                lines = [line for line in text.splitlines() if any(s in line for s in item.strings)]
+                excerpt = "\n".join([text[:300], *lines])
+                if len(excerpt) < len(text):
+                    _replace(messages, pair, excerpt, False)
+        return messages
+
+    return run
+
+
 def tracetrim(compactor_for: Callable[[Cut], Compactor]) -> CutStrategy:
     """tracetrim's proposal for each cut (SHADOW: judged and rebuilt, never archived), whatever the
     planner concluded; a plan that kept the original (INCONCLUSIVE, SKIPPED) counts as no change."""
