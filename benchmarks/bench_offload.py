@@ -22,9 +22,8 @@ from typing import Any
 
 from tracetrim import CompactionRequest, Compactor, CompactorConfig, ExecutionOptions, Mode
 from tracetrim._json import canonical_json
-from tracetrim.compactor._offload import OffloadStrategy
-from tracetrim.compactor._offload_config import OffloadConfig
-from tracetrim.compactor._summarizer import Summary
+from tracetrim.compactor._offload import OffloadConfig, OffloadStrategy
+from tracetrim.decision import Summary
 from tracetrim.formats._swe_agent import load_swe_agent_traj
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "swe-agent"

@@ -47,7 +47,9 @@ from tracetrim.learn import (  # noqa: E402
     masking_rows,
     oracle_rows,
     shared_datasets,
+    shortening_score,
 )
+from tracetrim.learn._examples import Cut  # noqa: E402
 from tracetrim.learn._scenarios import load_scenarios, scenario_examples  # noqa: E402
 
 SHARED = REPO.parent / "shared"
@@ -116,7 +118,21 @@ def real_section(shared: Path, limit: int | None, failures: list[str]) -> Exampl
             failures.append(f"{name}: {', '.join(dominated_by)} is better on both recall and reduction")
         _targets(name, ours, rows, failures)
     print(format_frontier(all_rows))
+    if "mini-swe-agent" in by_dataset:
+        shortening_section(by_dataset["mini-swe-agent"], failures)
     return joined(examples(every), extra)
+
+
+def shortening_section(selected: list[Cut], failures: list[str]) -> None:
+    """Head against excerpt on every long old result the agent used later (issue 12's comparison)."""
+    print("\n## Shortening: what a cut result still holds (mini-swe-agent, used results over 1,000 chars)\n")
+    print(f"{'shortening':28} {'used strings kept':>18} {'chars kept':>11} {'results':>8}")
+    scores = {}
+    for label, budget in (("300-character head", 0), ("head + 700-char excerpt", 700)):
+        score = scores[budget] = shortening_score(selected, head=300, budget=budget)
+        print(f"{label:28} {score.recall:18.1%} {score.kept_share:11.1%} {score.needed:8d}")
+    if scores[700].recall <= scores[0].recall:
+        failures.append("the excerpt keeps the used lines no more often than the 300-character head")
 
 
 def _targets(name: str, ours: Point, rows: list[FrontierRow], failures: list[str]) -> None:

@@ -3,25 +3,34 @@
 Also `ScriptedServer`, a real local server that plays back given replies, for the shared client's
 transport rules (status codes, Retry-After headers, bodies that are not JSON).
 
-These are stand-ins, not the real services: real HTTP servers on 127.0.0.1 (``http.server`` in a
-thread) that speak each API's request and response JSON as documented (for Decisions, as the
-``openai`` package's ``Decision``/``DecisionCreateParams`` types spell it; for chat completions, the
-OpenAI ``chat.completion`` object with ``logprobs.content[].top_logprobs`` that vLLM, llama.cpp
-server and Ollama also return). Faults can be switched on: no logprobs, malformed JSON, a hang,
-some 500s before success, added latency, a required key.
+These are stand-ins, not the real services: real HTTP servers on 127.0.0.1 (uvicorn serving a small
+Starlette app from a background thread, see ``tests/_asgi.py``) that speak each API's request and
+response JSON as documented (for Decisions, as the ``openai`` package's
+``Decision``/``DecisionCreateParams`` types spell it; for chat completions, the OpenAI
+``chat.completion`` object with ``logprobs.content[].top_logprobs`` that vLLM, llama.cpp server and
+Ollama also return). Faults can be switched on: no logprobs, malformed JSON, a hang, some 500s before
+success, added latency, a required key.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import math
+import sys
 import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from tests._asgi import ThreadedServer
 
 _HANG_LIMIT_S = 30.0
 
@@ -30,41 +39,62 @@ def _error(message: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": "invalid_request_error"}}
 
 
-class _Server(ThreadingHTTPServer):
-    # The default backlog of 5 drops connections when a plan opens 16 at once.
-    request_queue_size = 128
-    daemon_threads = True
-
-
 def fake_probability(text: str) -> float:
     """A deterministic probability in [0.05, 0.95] from the text it is about."""
     digest = hashlib.sha256(text.encode("utf-8")).digest()
     return 0.05 + 0.9 * int.from_bytes(digest[:8], "big") / 2**64
 
 
+def jev_mock(config: Any = None) -> Any:
+    """jevcompat's reference mock (``jevcompat.mock.Running``), quiet when a client hangs up first.
+
+    The mock is a third-party ``http.server`` server, kept as the independent reference for the Jev
+    wire format. It answers 401/403 without reading the request body, so a client may be gone before
+    the answer is written, and ``socketserver`` would print that ``BrokenPipeError`` as a traceback on
+    stderr. Connection errors are dropped; any other error is still reported.
+    """
+    from jevcompat import mock
+
+    running = mock.Running(config)
+    report = running.server.handle_error
+
+    def handle_error(request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):  # BrokenPipe, ConnectionReset, ...
+            report(request, client_address)
+
+    running.server.handle_error = handle_error
+    return running
+
+
 class _Loopback:
-    """A real HTTP server on a free 127.0.0.1 port, served from a background thread while entered."""
+    """A real HTTP server on a free 127.0.0.1 port, served from a background thread while entered.
+
+    A Starlette app hands every ``POST`` (any path) to `_respond`, which subclasses implement.
+    """
 
     def __init__(self) -> None:
-        self._server = _Server(("127.0.0.1", 0), self._handler_class())
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
+        app = Starlette(routes=[Route("/{path:path}", self._endpoint, methods=["POST"])])
+        self._server = ThreadedServer(app)
 
-    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+    async def _endpoint(self, request: Request) -> Response:
+        headers = {name.lower(): value for name, value in request.headers.items()}
+        reply = await self._respond(request.url.path, headers, await request.body())
+        return Response(reply.body, status_code=reply.status, headers=dict(reply.headers))
+
+    async def _respond(self, path: str, headers: dict[str, str], raw: bytes) -> Reply:
         raise NotImplementedError
 
     @property
     def url(self) -> str:
         """The base URL, without ``/v1``."""
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return self._server.url
 
     def __enter__(self) -> Self:
-        self._thread.start()
+        self._server.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._server.stop()
 
 
 class StandIn(_Loopback):
@@ -120,57 +150,36 @@ class StandIn(_Loopback):
             }
         }
 
-    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
-        stand_in = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                stand_in._serve(self)
-
-        return Handler
-
-    def _serve(self, handler: BaseHTTPRequestHandler) -> None:
-        raw = handler.rfile.read(int(handler.headers.get("Content-Length") or 0))
+    async def _respond(self, path: str, headers: dict[str, str], raw: bytes) -> Reply:
         with self.lock:
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
             number = len(self.requests) + 1
-            headers = {k.lower(): v for k, v in handler.headers.items()}
             body = json.loads(raw or b"null")
-            self.requests.append({"path": handler.path, "headers": headers, "body": body})
+            self.requests.append({"path": path, "headers": headers, "body": body})
         try:
-            status, payload, text = self._decide(handler, number)
+            status, payload, text = await self._decide(path, headers, number)
             if self.latency_s:
-                time.sleep(self.latency_s)
+                await asyncio.sleep(self.latency_s)
         finally:
             with self.lock:
                 self.in_flight -= 1
         data = text.encode() if text is not None else json.dumps(payload).encode()
-        try:
-            handler.send_response(status)
-            handler.send_header("Content-Type", "application/json")
-            if status == 429:
-                handler.send_header("Retry-After", "0")
-            handler.send_header("Content-Length", str(len(data)))
-            handler.end_headers()
-            handler.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client gave up (a deadline in the test); nothing to report
+        extra = {"Retry-After": "0"} if status == 429 else {}
+        return Reply(status, data, {"Content-Type": "application/json", **extra})
 
-    def _decide(self, handler: BaseHTTPRequestHandler, number: int) -> tuple[int, Any, str | None]:
-        if handler.path != self.path:
-            return 404, _error(f"Unknown path {handler.path}"), None
+    async def _decide(self, path: str, headers: dict[str, str], number: int) -> tuple[int, Any, str | None]:
+        if path != self.path:
+            return 404, _error(f"Unknown path {path}"), None
         if self.key is not None:
-            header = handler.headers.get("Authorization") or ""
+            header = headers.get("authorization") or ""
             given = header[7:] if header.startswith("Bearer ") else None
             if given != self.key:
                 status, payload = self.auth_error(given)
                 return status, payload, None
         if self.hang:
-            self.release.wait(_HANG_LIMIT_S)
+            # A worker thread waits, so the server's loop stays free for other requests.
+            await asyncio.to_thread(self.release.wait, _HANG_LIMIT_S)
             return 503, {"error": {"message": "released"}}, None
         if number <= self.fail_first:
             return 500, {"error": {"message": "The server had an error.", "type": "server_error"}}, None
@@ -350,30 +359,7 @@ class ScriptedServer(_Loopback):
         self.lock = threading.Lock()
         super().__init__()
 
-    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
-        scripted = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                scripted._serve(self)
-
-        return Handler
-
-    def _serve(self, handler: BaseHTTPRequestHandler) -> None:
-        raw = handler.rfile.read(int(handler.headers.get("Content-Length") or 0))
+    async def _respond(self, path: str, headers: dict[str, str], raw: bytes) -> Reply:
         with self.lock:
-            headers = {k.lower(): v for k, v in handler.headers.items()}
-            self.requests.append({"path": handler.path, "headers": headers, "body": raw})
-            reply = self.replies.pop(0) if self.replies else Reply.of_text(599, "script exhausted")
-        try:
-            handler.send_response(reply.status)
-            for name, value in reply.headers.items():
-                handler.send_header(name, value)
-            handler.send_header("Content-Length", str(len(reply.body)))
-            handler.end_headers()
-            handler.wfile.write(reply.body)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client gave up (a deadline in the test); nothing to report
+            self.requests.append({"path": path, "headers": headers, "body": raw})
+            return self.replies.pop(0) if self.replies else Reply.of_text(599, "script exhausted")

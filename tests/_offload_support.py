@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tracetrim._tokens import estimate_tokens
-from tracetrim.compactor._summarizer import Summary
+from tracetrim.decision import Summary
 
 REPO = Path(__file__).resolve().parents[1]
 

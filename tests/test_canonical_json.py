@@ -18,10 +18,13 @@ from tracetrim._json import (
     canonical_bytes,
     canonical_json,
     canonical_length,
+    canonical_lengths,
     compact_bytes,
     compact_json,
+    copy_compact,
     digest,
     sha256_hex,
+    text_length,
 )
 
 
@@ -73,6 +76,12 @@ def test_compact_bytes_and_lengths_follow_the_json_definition(value: Any) -> Non
     assert outcome(canonical_length, value) == outcome(lambda v: len(canonical_json(v)), value)
 
 
+@settings(max_examples=300)
+@given(st.lists(values, max_size=6))
+def test_lengths_in_a_batch_are_each_values_length(batch: list[Any]) -> None:
+    assert outcome(canonical_lengths, batch) == outcome(lambda b: [canonical_length(v) for v in b], batch)
+
+
 @given(st.floats(allow_nan=False, allow_infinity=False))
 def test_every_finite_float_is_written_as_json_writes_it(number: float) -> None:
     assert canonical_bytes({"x": number, "y": [number]}) == reference({"x": number, "y": [number]})
@@ -90,7 +99,7 @@ def test_every_finite_float_is_written_as_json_writes_it(number: float) -> None:
         -(2**63) - 1,
         {"b": 1, "a": [1e-9, "x"]},
         {"\U0001f600": 1, "\uffff": 2, "é": 3, "e": 4},
-        ["\x00\x1f\x7f\u2028\u2029 \\ \" \b\f\n\r\t"],
+        ['\x00\x1f\x7f\u2028\u2029 \\ " \b\f\n\r\t'],
         {1: "int key", "1": "string key"},
         {True: 1, None: 2},
         (1, 2, [3]),
@@ -162,6 +171,11 @@ def test_digest_is_the_sha256_of_the_canonical_bytes() -> None:
     assert digest(value) == "721ef82f2d6c0997bffb7a8ab3f40f8fb45b0b52ce2af3afa6b0f05efbdc317f"
 
 
+@given(st.text())
+def test_text_length_counts_the_characters_utf8_decodes_to(text: str) -> None:
+    assert text_length(text.encode("utf-8")) == len(text)
+
+
 def test_lengths_count_characters_not_bytes() -> None:
     value = {"text": "naïve \U0001f600 café", "n": [1, 2]}
     assert canonical_length(value) == len(canonical_json(value)) < len(canonical_bytes(value))
@@ -173,3 +187,61 @@ def test_ordinary_histories_take_the_fast_path() -> None:
     history = tool_history(5)
     history[1]["metadata"] = {"created_at": 1764412800.125, "tokens": 321, "cached": None, "ok": True}
     assert _orjson_agrees(history)
+
+
+def _containers(value: Any) -> list[int]:
+    """The ids of every dict and list in ``value``."""
+    found: list[int] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            found.append(id(item))
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            found.append(id(item))
+            stack.extend(item)
+    return found
+
+
+@settings(max_examples=500)
+@given(values)
+def test_a_copy_is_what_a_json_round_trip_gives(value: Any) -> None:
+    """Same bytes, same decoded value (key order included), and no dict or list shared."""
+    expected = outcome(compact_reference, value)
+    got = outcome(copy_compact, value)
+    if expected[0] == "error":
+        assert got == expected
+        return
+    copied, data = got[1]
+    assert data == expected[1]
+    assert copied == json.loads(data)
+    assert compact_reference(copied) == data
+    assert not set(_containers(copied)) & set(_containers(value))
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        [1e-5, {"a": 2**64}],
+        {1: "int key", "1": "string key"},
+        [Name("a"), Size.SMALL],
+        (1, 2, [3]),
+        [{"x": "\ud800"}],
+    ],
+)
+def test_values_off_the_fast_path_are_copied_through_json(value: Any) -> None:
+    assert outcome(copy_compact, value) == outcome(
+        lambda v: (json.loads(compact_reference(v)), compact_reference(v)), value
+    )
+
+
+def test_deep_and_cyclic_values_are_copied_through_json() -> None:
+    deep: Any = "leaf"
+    for _ in range(400):
+        deep = [deep]
+    assert copy_compact(deep) == (deep, compact_reference(deep))
+    cyclic: list[Any] = []
+    cyclic.append(cyclic)
+    with pytest.raises(ValueError, match="Circular"):
+        copy_compact(cyclic)

@@ -89,6 +89,10 @@ def test_planner_invariants(messages: list[dict[str, Any]], probabilities: list[
     # NO_CANDIDATES); a None here would silently skip every check below.
     assert outcome.plan is not None, (outcome.status, outcome.reason, outcome.detail)
     proposal = outcome.plan.messages
+    stats = outcome.plan.stats
+    assert stats.chars_before == len(canonical_json(original))
+    if outcome.status is tt.Status.DECIDED:  # sizes measured piecewise are the whole history's sizes
+        assert stats.chars_after == len(canonical_json(proposal))
 
     before = Counter(
         (kind, bid) for kind, bid, _ in _blocks(original) if kind in ("tool_call", "tool_result")

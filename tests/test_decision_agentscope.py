@@ -84,7 +84,9 @@ def test_rejects_non_classifiers_and_hides_credentials() -> None:
 
 async def test_wraps_agentscope_jev_classifier_against_the_jevcompat_mock() -> None:
     mock = pytest.importorskip("jevcompat.mock")
-    with mock.Running(mock.MockConfig(key="jev-key-1")) as server:
+    from _decision_servers import jev_mock
+
+    with jev_mock(mock.MockConfig(key="jev-key-1")) as server:
         jev = classifier.JevClassifierModel(
             credential.TypeSafeCredential(api_key="jev-key-1", base_url=server.url), max_retries=0
         )

@@ -150,6 +150,19 @@ async def test_retry_after_is_capped() -> None:
     assert reply.retries == 1
 
 
+async def test_a_retry_after_hint_wins_over_backoff_and_is_capped(caplog: pytest.LogCaptureFixture) -> None:
+    slow_backoff = RetryPolicy(max_retries=1, backoff_initial_s=30.0, max_retry_after_s=0.05)
+    with (
+        ScriptedServer(Reply.of_text(503, headers={"retry-after": "3600"}), Reply.of_json(200, {})) as server,
+        caplog.at_level(logging.INFO, "tracetrim"),
+    ):
+        reply = await _post(server, retry=slow_backoff)
+    messages = [record.getMessage() for record in caplog.records]
+    [line] = [json.loads(m) for m in messages if "decision_request_retry" in m]
+    assert (line["attempt"], line["delay_s"], reply.retries) == (1, 0.05, 1)
+    assert line["problem"].startswith("HTTP 503")
+
+
 async def test_retry_logs_never_contain_the_key(caplog: pytest.LogCaptureFixture) -> None:
     with (
         ScriptedServer(Reply.of_text(500, f"echo {KEY}"), Reply.of_json(200, {})) as server,

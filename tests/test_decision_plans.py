@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import tracetrim as tt
-from tests._decision_servers import ChatStandIn, DecisionsStandIn
+from tests._decision_servers import ChatStandIn, DecisionsStandIn, jev_mock
 from tests.conftest import load_scenario
 from tracetrim.decision._chat_logprobs import ChatLogprobsModel
 from tracetrim.decision._http import RetryPolicy
@@ -67,7 +67,7 @@ def _assert_decided(outcome: tt.Outcome) -> tt.PlanStats:
 
 async def test_systemone_plan_is_decided_in_shadow_mode() -> None:
     scenario, request = _request()
-    with mock.Running(mock.MockConfig(key=KEY)) as server:
+    with jev_mock(mock.MockConfig(key=KEY)) as server:
         model = SystemOneModel(api_key=KEY, base_url=server.url, retry=FAST)
         stats = _assert_decided(await _compactor(model, scenario).plan(request))
     assert stats.retries == 0
@@ -76,7 +76,7 @@ async def test_systemone_plan_is_decided_in_shadow_mode() -> None:
 async def test_systemone_plan_survives_429s_and_counts_the_retries() -> None:
     scenario, request = _request()
     config = mock.MockConfig(key=KEY, busy_every=2)
-    with mock.Running(config) as server:
+    with jev_mock(config) as server:
         model = SystemOneModel(api_key=KEY, base_url=server.url, retry=FAST)
         stats = _assert_decided(await _compactor(model, scenario).plan(request))
     assert stats.retries >= 1
@@ -87,7 +87,7 @@ async def test_wrong_key_is_an_error_outcome_and_the_history_is_unchanged(tmp_pa
     scenario, request = _request()
     before = copy.deepcopy(scenario["messages"])
     records: list[Any] = []
-    with mock.Running(mock.MockConfig(key=KEY)) as server:
+    with jev_mock(mock.MockConfig(key=KEY)) as server:
         model = SystemOneModel(api_key="not-the-key-000", base_url=server.url, retry=FAST)
         outcome = await _compactor(model, scenario).plan(request)
         enforce = _compactor(
@@ -154,6 +154,6 @@ async def test_agentscope_jev_classifier_plan_is_decided() -> None:
     from tracetrim.decision._agentscope import AgentScopeClassifierModel
 
     scenario, request = _request()
-    with mock.Running(mock.MockConfig(key=KEY)) as server:
+    with jev_mock(mock.MockConfig(key=KEY)) as server:
         jev = classifier.JevClassifierModel(credential.TypeSafeCredential(api_key=KEY, base_url=server.url))
         _assert_decided(await _compactor(AgentScopeClassifierModel(jev), scenario).plan(request))

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests._decision_servers import jev_mock
 from tracetrim.decision._http import RetryPolicy
 from tracetrim.decision._protocol import BinaryQuestion, DecisionModelError
 from tracetrim.decision._systemone import SystemOneModel, noul_question
@@ -26,7 +27,7 @@ QUESTIONS = {
 
 @pytest.fixture
 def server() -> Iterator[object]:
-    with mock.Running(mock.MockConfig(key=KEY)) as running:
+    with jev_mock(mock.MockConfig(key=KEY)) as running:
         yield running
 
 
@@ -67,7 +68,7 @@ async def test_environment_supplies_key_and_base(
 
 
 async def test_busy_server_429s_are_retried_and_counted() -> None:
-    with mock.Running(mock.MockConfig(key=KEY, busy_every=2)) as server:
+    with jev_mock(mock.MockConfig(key=KEY, busy_every=2)) as server:
         model = SystemOneModel(api_key=KEY, base_url=server.url, retry=FAST)
         retries = 0
         for _ in range(4):
@@ -98,7 +99,7 @@ async def test_missing_key_is_an_authentication_error(server: mock.Running) -> N
 
 async def test_validation_errors_are_not_retried() -> None:
     config = mock.MockConfig(key=KEY, faults=frozenset({"noul-two-sided"}))
-    with mock.Running(config) as server:
+    with jev_mock(config) as server:
         model = SystemOneModel(api_key=KEY, base_url=server.url, retry=FAST)
         with pytest.raises(DecisionModelError, match="HTTP 422"):
             await model(STATE, {"q": BinaryQuestion("one-sided", criteria_true="yes")})
@@ -112,7 +113,7 @@ async def test_unknown_model_is_rejected_clearly(server: mock.Running) -> None:
 
 @pytest.mark.parametrize("fault", ["extra-answer", "first-question-only", "noul-range", "boolean-type"])
 async def test_bad_answers_pass_through_for_the_planner_to_reject(fault: str) -> None:
-    with mock.Running(mock.MockConfig(key=KEY, faults=frozenset({fault}))) as server:
+    with jev_mock(mock.MockConfig(key=KEY, faults=frozenset({fault}))) as server:
         response = await SystemOneModel(api_key=KEY, base_url=server.url, retry=FAST)(STATE, QUESTIONS)
     answers = response.answers
     valid = set(answers) == set(QUESTIONS) and all(
@@ -123,7 +124,7 @@ async def test_bad_answers_pass_through_for_the_planner_to_reject(fault: str) ->
 
 async def test_non_json_success_is_a_model_error() -> None:
     config = mock.MockConfig(key=KEY, faults=frozenset({"xssi-200"}))
-    with mock.Running(config) as server, pytest.raises(DecisionModelError, match="not valid JSON"):
+    with jev_mock(config) as server, pytest.raises(DecisionModelError, match="not valid JSON"):
         await SystemOneModel(api_key=KEY, base_url=server.url, retry=FAST)(STATE, QUESTIONS)
 
 

@@ -91,6 +91,66 @@ def test_evidence_is_what_later_steps_used_and_first_saw_in_a_result() -> None:
     assert evidence(_run(), 8) == {}  # nothing after the end
 
 
+def test_plain_words_and_lines_shown_before_are_not_evidence() -> None:
+    history = [
+        _msg(0, "user", _text("Fix it.")),
+        _msg(1, "assistant", _call("c1", "cat notes.txt")),
+        _msg(2, "assistant", _result("c1", "value returned twice\nshared_line = compute(1)\n")),
+        _msg(3, "assistant", _call("c2", "cat other.txt")),
+        _msg(4, "assistant", _result("c2", "shared_line = compute(1)\nfresh_token here\n")),
+        _msg(5, "assistant", _call("c3", "echo 'value returned' shared_line = compute(1) fresh_token")),
+    ]
+    found = evidence(history, 5)
+    # "value"/"returned" are plain words; the quoted line was first shown by c1, not c2
+    assert found["c1"].strings == {"shared_line", "shared_line = compute(1)"}
+    assert found["c2"].strings == {"fresh_token"}
+
+
+def test_learning_sees_what_the_agent_saw_not_format_metadata() -> None:
+    from tracetrim.learn._sources import as_seen
+
+    message = {
+        "id": "m1",
+        "role": "assistant",
+        "content": [_text("hi")],
+        "metadata": {"tracetrim.mini_swe_agent": {"extra": "x" * 500}, "tracetrim.pinned": True, "mine": 1},
+    }
+    (seen,) = as_seen([message])
+    assert seen["metadata"] == {"tracetrim.pinned": True, "mine": 1}
+    assert "tracetrim.mini_swe_agent" in message["metadata"]  # the caller's message is untouched
+    assert as_seen([_msg(0, "user", _text("x"))]) == [_msg(0, "user", _text("x"))]
+
+
+def test_exported_trees_predict_exactly_what_scikit_learn_does() -> None:
+    np = pytest.importorskip("numpy")
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    from tracetrim.learn._fit import TREES, fit_trees
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(1500, 4))
+    y = (x[:, 0] + x[:, 1] * x[:, 2] + rng.normal(size=1500) > 0).astype(int)
+    baseline, trees = fit_trees(x.tolist(), y.tolist())
+    assert (baseline, trees) == fit_trees(x.tolist(), y.tolist())  # deterministic
+    reference = HistGradientBoostingClassifier(**TREES, early_stopping=False, random_state=0).fit(x, y)
+    ours = [1 / (1 + math.exp(-(baseline + sum(t.score(row) for t in trees)))) for row in x.tolist()]
+    assert np.abs(np.asarray(ours) - reference.predict_proba(x)[:, 1]).max() < 1e-9
+
+
+def test_tree_weights_round_trip_and_bad_trees_are_refused() -> None:
+    from tracetrim.decision._weights import JudgeWeights, Tree
+
+    weights = default_weights()
+    assert weights.trees, "the shipped judge is a boosted ensemble"
+    assert JudgeWeights.from_json(weights.to_json()) == weights
+    data = json.loads(weights.to_json())
+    data["trees"][0]["left"][0] = 0  # the root pointing at itself: a walk would never end
+    with pytest.raises(WeightsError, match="node 0 points outside the tree or backwards"):
+        JudgeWeights.from_json(json.dumps(data))
+    with pytest.raises(WeightsError, match="splits on feature 99"):
+        attrs.evolve(weights, trees=(Tree([99, -1, -1], [0.5, 0, 0], [1, 0, 0], [2, 0, 0], [0, 1, -1]),))
+
+
 def test_features_of_a_pair() -> None:
     history = _run()[:7]
     pairs = [JudgedPair("t2", "c2", "bash", "{}", "def tokenize_stream(buf):\n    return 1\n", 3, 4)]
@@ -160,6 +220,23 @@ def test_held_out_frontier_slice_beats_masking() -> None:
         for n in (3, 5, 10):
             masked = evaluate(mine, keep_last(n))
             assert not (masked.recall >= ours.recall and masked.removed >= ours.removed), (dataset, n)
+
+
+def test_without_a_next_action_the_judge_assumes_the_agents_stated_plan() -> None:
+    """What the host passes nothing for is filled the way the judge was trained and measured."""
+    import asyncio
+
+    from tracetrim.compactor._judging import stated_plan
+
+    (run,) = mini_swe_agent(require_data(DATA / "mini-swe-agent"), limit=1)
+    cut = cuts([run])[-1]
+    assert stated_plan(cut.prefix) == cut.view.next_action and cut.view.next_action.startswith("THOUGHT")
+    config = tt.CompactorConfig(eligible_tools={"bash"}, minimum_reduction=0.0)
+    compactor = tt.Compactor(LearnedDecisionModel(), config=config)
+    silent = asyncio.run(compactor.plan(tt.CompactionRequest(cut.prefix, cut.view.goal)))
+    told = asyncio.run(compactor.plan(tt.CompactionRequest(cut.prefix, cut.view.goal, cut.view.next_action)))
+    assert silent.plan is not None and told.plan is not None
+    assert silent.plan.decisions == told.plan.decisions
 
 
 def test_cut_points_sit_before_assistant_turns() -> None:

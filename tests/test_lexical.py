@@ -29,7 +29,8 @@ def test_scenario_targets(scenario: dict[str, Any], thresholds: dict[str, Any]) 
     assert labels.irrelevant.kept >= 0.6 * labels.irrelevant.total
     # Of the characters any strategy may touch (eligible pairs); protected pairs, texts and thinking
     # cap the whole-history figure below 40% even for the label-reading upper bound.
-    assert row.eligible_reduction >= 0.55
+    # (0.55 with the first round's head-only cuts; results an excerpt would barely shorten now stay whole)
+    assert row.eligible_reduction >= 0.5
     assert row.reduction > 0.25
 
 

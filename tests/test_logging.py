@@ -24,6 +24,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_compact_with_a_busy_model_server_prints_pure_json(tmp_path: Path) -> None:
     # A fresh process, as a user runs it: nothing configures logging or structlog beforehand.
+    # The first round's head-only cuts, so the proposal clears minimum_reduction as it did then.
+    scenario = json.loads((SCENARIOS / "payment_retry.json").read_text(encoding="utf-8"))
+    scenario["options"] = {**scenario.get("options", {}), "excerpt_chars": 0}
+    request_file = tmp_path / "payment_retry.json"
+    request_file.write_text(json.dumps(scenario), encoding="utf-8")
     with SystemOneStandIn(key=KEY, busy_first=1) as server:
         env = {
             **os.environ,
@@ -36,7 +41,7 @@ def test_compact_with_a_busy_model_server_prints_pure_json(tmp_path: Path) -> No
                 "-m",
                 "tracetrim",
                 "compact",
-                str(SCENARIOS / "payment_retry.json"),
+                str(request_file),
                 "--model-backend",
                 "systemone",
                 "--model-base-url",

@@ -73,7 +73,10 @@ def test_text_without_a_closing_note_has_none() -> None:
 
 async def test_the_rebuild_stage_writes_marks_the_readers_understand() -> None:
     scenario = load_scenario("payment_retry")
-    config = CompactorConfig(eligible_tools=frozenset({"read_file"}))
+    # small cuts, so the scenario's ~1-3 kB reads are excerpted (an excerpt must keep <= 40% of a result)
+    config = CompactorConfig(
+        eligible_tools=frozenset({"read_file"}), truncate_head_chars=100, excerpt_chars=200
+    )
     compactor = Compactor(LexicalDecisionModel(), config=config)
     outcome = await compactor.plan(CompactionRequest(messages=scenario["messages"], goal=scenario["goal"]))
     assert outcome.plan is not None

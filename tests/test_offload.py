@@ -15,12 +15,10 @@ from tracetrim._json import canonical_json
 from tracetrim._snapshot import text_of_output
 from tracetrim._tokens import estimate_tokens
 from tracetrim.archive import KeyValueArchive, MemoryStore, RecallTool, rehydrate
-from tracetrim.compactor._offload import OffloadStrategy
-from tracetrim.compactor._offload_config import OffloadConfig, OffloadMode
-from tracetrim.compactor._offload_restore import restore_offloaded
-from tracetrim.compactor._offload_select import history_tokens
-from tracetrim.compactor._offload_summary import summary_ref
-from tracetrim.compactor._summarizer import Summary
+from tracetrim.compactor._offload import OffloadConfig, OffloadMode, OffloadStrategy, restore_offloaded
+from tracetrim.compactor._offload._select import history_tokens
+from tracetrim.compactor._offload._summary import summary_ref
+from tracetrim.decision import Summary
 
 SCOPE = Scope(user_id="u", agent_id="a", session_id="s")
 SMALL: dict[str, Any] = {"max_total_tokens": 2_000, "max_tool_message_tokens": 300}

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import re
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+import tracetrim
+import tracetrim.compactor
 from tests._decision_servers import StandIn
 from tests.conftest import load_scenario
 from tracetrim import CompactionRequest, ExecutionOptions, Mode, Scope, Status
 from tracetrim.archive import KeyValueArchive, MemoryStore
-from tracetrim.compactor._offload import OffloadStrategy
-from tracetrim.compactor._offload_config import OffloadConfig
-from tracetrim.compactor._offload_restore import restore_offloaded
-from tracetrim.compactor._summarizer import ChatSummarizer, SummarizerError
+from tracetrim.compactor._offload import OffloadConfig, OffloadStrategy, restore_offloaded
+from tracetrim.decision import ChatSummarizer, DecisionModelError, SummarizerError
 from tracetrim.decision._http import RetryPolicy
 
 FAST = RetryPolicy(max_retries=2, backoff_initial_s=0.01, backoff_max_s=0.02)
@@ -88,6 +90,15 @@ async def test_retries_server_errors_and_reports_refusals() -> None:
         await ChatSummarizer(server.url, "m", "wrong", retry=FAST)(_messages()[:3])
     with SummaryStandIn(reply=["not", "text"]) as server, pytest.raises(SummarizerError, match="not text"):
         await ChatSummarizer(server.url, "m", retry=FAST)(_messages()[:3])
+
+
+def test_summarizers_are_models_at_the_edge() -> None:
+    assert tracetrim.decision.ChatSummarizer is tracetrim.ChatSummarizer is tracetrim.compactor.ChatSummarizer
+    assert ChatSummarizer.__module__.startswith("tracetrim.decision.")
+    assert issubclass(SummarizerError, DecisionModelError)  # and so a TracetrimError
+    planner = Path(tracetrim.compactor.__file__).parent
+    for path in sorted(planner.rglob("*.py")):
+        assert not re.search(r"httpx|os\.environ|dotenv", path.read_text(encoding="utf-8")), path
 
 
 async def test_from_env_reads_the_summary_model_variables() -> None:

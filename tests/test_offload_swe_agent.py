@@ -14,10 +14,8 @@ from tests.conftest import DATA, require_data
 from tracetrim import CompactionRequest, ExecutionOptions, Mode, Scope, Status
 from tracetrim._tokens import estimate_tokens
 from tracetrim.archive import KeyValueArchive, MemoryStore
-from tracetrim.compactor._offload import OffloadStrategy
-from tracetrim.compactor._offload_config import OffloadConfig
-from tracetrim.compactor._offload_restore import restore_offloaded
-from tracetrim.compactor._offload_select import compress_groups
+from tracetrim.compactor._offload import OffloadConfig, OffloadStrategy, restore_offloaded
+from tracetrim.compactor._offload._select import compress_groups
 from tracetrim.formats._swe_agent import load_swe_agent_traj
 
 SCOPE = Scope(user_id="u", agent_id="swe", session_id="s")

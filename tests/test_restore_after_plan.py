@@ -17,7 +17,9 @@ async def _enforced(scenario: dict[str, Any], archive: KeyValueArchive) -> tt.Ou
     labels = scenario["labels"]
     table = {cid: (0.05, 0.05) for cid in labels["irrelevant"] + labels["superseded"]}
     table |= {cid: (0.9, 0.1) for cid in labels["needed"]}
-    config = tt.CompactorConfig(eligible_tools=scenario["eligible_tool_names"], **scenario["options"])
+    config = tt.CompactorConfig(
+        eligible_tools=scenario["eligible_tool_names"], **scenario["options"], excerpt_chars=0
+    )  # the first round's head-only cuts, whose shape these tests know (test_excerpt.py: the excerpt)
     compactor = tt.Compactor(
         ScriptedDecisionModel.by_call_id(table, default=(0.95, 0.95)),
         config=config,

@@ -44,7 +44,9 @@ async def test_payment_retry_seed_shape() -> None:
     messages = scenario["messages"]
     original = copy.deepcopy(messages)
     labels = scenario["labels"]
-    config = tt.CompactorConfig(eligible_tools=scenario["eligible_tool_names"], **scenario["options"])
+    config = tt.CompactorConfig(
+        eligible_tools=scenario["eligible_tool_names"], **scenario["options"], excerpt_chars=0
+    )  # the first round's head-only cuts, whose shape these tests know (test_excerpt.py: the excerpt)
     scope = tt.Scope("demo", "agent", "payment_retry")
     archive = KeyValueArchive(MemoryStore())
     compactor = tt.Compactor(
@@ -85,7 +87,9 @@ async def test_both_scenarios_protect_what_rules_protect_whatever_the_model_says
     scenario: dict[str, Any],
 ) -> None:
     labels = scenario["labels"]
-    config = tt.CompactorConfig(eligible_tools=scenario["eligible_tool_names"], **scenario["options"])
+    config = tt.CompactorConfig(
+        eligible_tools=scenario["eligible_tool_names"], **scenario["options"], excerpt_chars=0
+    )  # the first round's head-only cuts, whose shape these tests know (test_excerpt.py: the excerpt)
     compactor = tt.Compactor(ScriptedDecisionModel({}, default=0.0), config=config)
     outcome = await compactor.plan(
         tt.CompactionRequest(

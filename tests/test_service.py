@@ -8,8 +8,6 @@ import copy
 import json
 import shutil
 import socket
-import threading
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -51,25 +49,11 @@ def _service_extra() -> None:
 @contextlib.contextmanager
 def running(settings: Any) -> Iterator[str]:
     """Serve ``create_app(settings)`` with uvicorn in a thread on a free loopback port; yield its URL."""
+    from tests._asgi import ThreadedServer
     from tracetrim.service import create_app
 
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(settings), log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
+    with ThreadedServer(create_app(settings), lifespan="on") as server:
+        yield server.url
 
 
 def scripted_model() -> ScriptedDecisionModel:
@@ -84,12 +68,18 @@ def request_body(**changes: Any) -> dict[str, Any]:
     """The payment_retry scenario as a `POST /compact_context` body."""
     scenario = load_scenario("payment_retry")
     body = {key: scenario[key] for key in REQUEST_FIELDS}
+    body["options"] = {**scenario["options"], **FIRST_ROUND_CUTS}
     body.update(changes)
     return body
 
 
+FIRST_ROUND_CUTS = {"excerpt_chars": 0}
+"""These tests check the service's mechanics with the first round's head-only cuts, whose sizes they know;
+the excerpt has its own tests (tests/test_excerpt.py)."""
+
+
 def enforce_body(scope: dict[str, str] = SCOPE, **changes: Any) -> dict[str, Any]:
-    options = dict(load_scenario("payment_retry")["options"], mode="enforce")
+    options = dict(load_scenario("payment_retry")["options"], mode="enforce", **FIRST_ROUND_CUTS)
     return request_body(options=options, scope=scope, **changes)
 
 

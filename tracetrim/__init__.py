@@ -7,7 +7,6 @@ from tracetrim._scope import Scope
 from tracetrim._snapshot import SnapshotError, validate_messages
 from tracetrim.compactor import (
     Action,
-    ChatSummarizer,
     CompactionRequest,
     Compactor,
     CompactorConfig,
@@ -23,10 +22,9 @@ from tracetrim.compactor import (
     Reason,
     Record,
     Status,
-    Summarizer,
-    Summary,
     restore_offloaded,
 )
+from tracetrim.decision import ChatSummarizer, Summarizer, Summary
 from tracetrim.harness_adapter import CompactionStrategy
 
 __version__ = "0.1.0"

@@ -31,7 +31,8 @@ _MAX_LISTED_CALLS = 20
 
 _SHORTENED_NOTE = re.compile(
     re.escape(MARKER_PREFIX) + r".* call (?P<call_id>\S+) was shortened from (?P<chars>\d+) to \d+ "
-    r"characters\. (?:The full result is archived under reference (?P<ref>[0-9a-f]{64});|"
+    r"characters(?: \(kept \d+ of \d+ lines\))?\. "
+    r"(?:The full result is archived under reference (?P<ref>[0-9a-f]{64});|"
     r"The full result was not archived\.)",
     re.DOTALL,
 )
@@ -46,17 +47,26 @@ class ShortenedNote(NamedTuple):
     """The 64-hex archive reference, or ``""`` when the original was not archived."""
 
 
-def shortened_note(tool: str, call_id: str, original_chars: int, kept_chars: int, archive_ref: str) -> str:
-    """The note left where a result was cut: what, how much, where the original is, what to do."""
+def shortened_note(
+    tool: str,
+    call_id: str,
+    original_chars: int,
+    kept_chars: int,
+    archive_ref: str,
+    lines: tuple[int, int] | None = None,
+) -> str:
+    """The note left where a result was cut: what, how much (``lines``: kept and total lines of an
+    excerpt), where the original is, what to do."""
     where = (
         f"The full result is archived under reference {archive_ref}; recall it by call id {call_id} "
         "instead of running the tool again."
         if archive_ref
         else "The full result was not archived."
     )
+    kept_lines = f" (kept {lines[0]} of {lines[1]} lines)" if lines else ""
     return (
         f"{MARKER_PREFIX}{tool} call {call_id} was shortened from "
-        f"{original_chars} to {kept_chars} characters. {where}]"
+        f"{original_chars} to {kept_chars} characters{kept_lines}. {where}]"
     )
 
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
-from typing import Any
+import hashlib
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, NamedTuple
 
 from tracetrim._errors import TracetrimError
-from tracetrim._json import compact_bytes, compact_json
+from tracetrim._json import compact_bytes, compact_json, copy_compact, text_length
 
 Message = dict[str, Any]
 """One neutral message: ``{"id", "role", "name", "content": [block, ...], "metadata"}``."""
@@ -121,24 +121,68 @@ def unencodable_error(messages: Sequence[Any]) -> SnapshotError:
     return SnapshotError("history is not JSON-serialisable")
 
 
-def copy_messages(messages: Any) -> tuple[list[Message], bytes]:
-    """Validate ``messages`` and return a deep copy plus its `compact_bytes`.
+class Copied(NamedTuple):
+    """A validated private copy of a history, measured while it was made."""
 
-    The copy goes through JSON so it is both fast and proof that the history is plain JSON;
-    key order is preserved so unknown fields survive exactly as the host wrote them.
+    messages: list[Message]
+    sizes: list[int]
+    """Characters of each message's compact (and so of its canonical) JSON."""
+    digest: bytes
+    """SHA-256 of the history's compact JSON (UTF-8): `history_digest` of the original."""
+
+    @property
+    def chars(self) -> int:
+        """Characters of the whole history's compact (and canonical) JSON."""
+        return sum(self.sizes) + 2 + max(len(self.sizes) - 1, 0)
+
+
+def _list_digest(items: Iterable[bytes]) -> bytes:
+    """SHA-256 of the JSON list whose items are ``items`` (compact JSON each), made item by item."""
+    digest = hashlib.sha256(b"[")
+    for n, item in enumerate(items):
+        if n:
+            digest.update(b",")
+        digest.update(item)
+    digest.update(b"]")
+    return digest.digest()
+
+
+def history_digest(messages: Sequence[Any]) -> bytes:
+    """SHA-256 of ``compact_bytes(list(messages))``, encoded message by message (never whole).
+
+    Raises ``TypeError`` or ``ValueError`` for a history JSON cannot carry.
+    """
+    return _list_digest(compact_bytes(message) for message in messages)
+
+
+def copy_messages(messages: Any) -> Copied:
+    """Validate ``messages`` and return a deep copy, each message's size and the history's digest.
+
+    The copy is what a JSON round trip gives (`tracetrim._json.copy_compact`), which proves the history
+    is plain JSON; key order is preserved so unknown fields survive exactly as the host wrote them.
+    Each message is copied and encoded on its own, so the history's JSON never exists whole.
     """
     check_messages(messages)
+    copied: list[Message] = []
+    sizes: list[int] = []
+
+    def encoded() -> Iterator[bytes]:
+        for message in messages:
+            copy, data = copy_compact(message)
+            copied.append(copy)
+            sizes.append(text_length(data))
+            yield data
+
     try:
-        data = compact_bytes(list(messages))
+        digest = _list_digest(encoded())
     except (TypeError, ValueError):
         raise unencodable_error(messages) from None
-    copied: list[Message] = json.loads(data)
-    return copied, data
+    return Copied(copied, sizes, digest)
 
 
 def validate_messages(messages: Any) -> list[Message]:
     """Return a validated deep copy of ``messages``; raise `SnapshotError` naming what is wrong."""
-    return copy_messages(messages)[0]
+    return copy_messages(messages).messages
 
 
 def text_of_output(output: str | list[Any]) -> str | None:

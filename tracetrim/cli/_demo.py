@@ -1,4 +1,4 @@
-"""`tracetrim demo`: judge the bundled example histories with the embedded model in SHADOW mode."""
+"""`tracetrim demo`: judge the bundled example histories with the default (learned) judge in SHADOW mode."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from tracetrim._examples import NAMES, load_example
 from tracetrim._quality import example_rows, format_table
 from tracetrim.cli._table import decision_table
 from tracetrim.compactor import CompactionRequest, Compactor, CompactorConfig, ExecutionOptions, Mode, Outcome
-from tracetrim.decision import LexicalDecisionModel
+from tracetrim.decision import LearnedDecisionModel
 
 
 def register(commands: Any) -> None:
@@ -23,10 +23,11 @@ def register(commands: Any) -> None:
 
 
 async def plan_example(name: str) -> tuple[dict[str, Any], Outcome]:
-    """Plan one bundled example in SHADOW mode with the lexical model."""
+    """Plan one bundled example in SHADOW mode with the default judge (the shipped weights, which
+    were trained on the real runs and on these two labelled histories among them)."""
     example = load_example(name)
     config = CompactorConfig(eligible_tools=example["eligible_tool_names"], **example["options"])
-    compactor = Compactor(LexicalDecisionModel(), config=config, execution=ExecutionOptions(mode=Mode.SHADOW))
+    compactor = Compactor(LearnedDecisionModel(), config=config, execution=ExecutionOptions(mode=Mode.SHADOW))
     request = CompactionRequest(
         example["messages"],
         example["goal"],

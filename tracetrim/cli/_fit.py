@@ -32,6 +32,12 @@ def register(commands: Any) -> None:
         help="tools the host opts in (default: every tool the trajectories call)",
     )
     parser.add_argument("--folds", type=int, default=4, help="held-out folds, by file (default: 4)")
+    parser.add_argument(
+        "--model",
+        choices=("trees", "logistic"),
+        default="trees",
+        help="boosted trees (default) or a logistic model (smaller; for a few short runs)",
+    )
     parser.add_argument("--version", default="custom", help="a name stored in the weights (default: custom)")
     parser.set_defaults(handler=run)
 
@@ -81,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     rows = masking_rows("held-out", selected)
     try:
         if len(groups) >= 2:
-            models = held_out_models(selected, folds, levels)
+            models = held_out_models(selected, folds, levels, model=args.model)
             rows.insert(
                 0,
                 FrontierRow(
@@ -94,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
             data,
             version=args.version,
             levels=levels,
+            model=args.model,
             trained_on={
                 "files": len(args.files),
                 "trajectories": len(trajectories),

@@ -15,11 +15,10 @@ from tracetrim.cli._arg_types import non_negative_float, non_negative_int
 from tracetrim.cli._errors import CliError
 from tracetrim.cli._input import read_history
 from tracetrim.compactor._config import ExecutionOptions, Mode
-from tracetrim.compactor._offload import OffloadStrategy
-from tracetrim.compactor._offload_config import OffloadConfig, OffloadMode
+from tracetrim.compactor._offload import OffloadConfig, OffloadMode, OffloadStrategy
 from tracetrim.compactor._outcome import Status
 from tracetrim.compactor._request import CompactionRequest
-from tracetrim.compactor._summarizer import ChatSummarizer, Summarizer
+from tracetrim.decision import ChatSummarizer, Summarizer
 from tracetrim.decision._env import load_environment
 
 # flag, the OffloadConfig field it sets, its help; the field's default gives the type

@@ -2,9 +2,7 @@
 
 from tracetrim.compactor._compactor import Compactor
 from tracetrim.compactor._config import CompactorConfig, ExecutionOptions, Mode
-from tracetrim.compactor._offload import OffloadStrategy
-from tracetrim.compactor._offload_config import OffloadConfig, OffloadMode
-from tracetrim.compactor._offload_restore import restore_offloaded
+from tracetrim.compactor._offload import OffloadConfig, OffloadMode, OffloadStrategy, restore_offloaded
 from tracetrim.compactor._outcome import (
     Action,
     Outcome,
@@ -16,7 +14,10 @@ from tracetrim.compactor._outcome import (
     Status,
 )
 from tracetrim.compactor._request import CompactionRequest
-from tracetrim.compactor._summarizer import ChatSummarizer, Summarizer, SummarizerError, Summary
+
+# Summarizers are models at the edge and live in tracetrim.decision; these four names stay importable
+# from here too, where the offload strategy's users first found them.
+from tracetrim.decision import ChatSummarizer, Summarizer, SummarizerError, Summary
 
 __all__ = [
     "Action",

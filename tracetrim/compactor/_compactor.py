@@ -7,7 +7,6 @@ from typing import cast
 
 import attrs
 
-from tracetrim._json import canonical_length
 from tracetrim._scope import Scope
 from tracetrim._snapshot import Message
 from tracetrim._tokens import estimate_tokens
@@ -15,6 +14,7 @@ from tracetrim.archive import Archive, snapshot_ref
 from tracetrim.compactor._answers import InvalidAnswer, ModelFailed, ask
 from tracetrim.compactor._batches import RequestOverBudget, make_batches
 from tracetrim.compactor._config import CompactorConfig, ExecutionOptions, Mode
+from tracetrim.compactor._excerpt import salience
 from tracetrim.compactor._flow import (
     Stop,
     check_unchanged,
@@ -22,16 +22,17 @@ from tracetrim.compactor._flow import (
     load_request,
     make_record,
     pair_decisions,
+    rebuilt_length,
     run_plan,
     save_original,
     with_reduction,
 )
-from tracetrim.compactor._judging import history_view, judge_history
+from tracetrim.compactor._judging import history_view, judge_history, stated_plan
 from tracetrim.compactor._observation import StateOverBudget, default_goal, default_next_action, observe
-from tracetrim.compactor._outcome import Outcome, Plan, PlanStats, Reason, Status
+from tracetrim.compactor._outcome import Action, Outcome, Plan, PlanStats, Reason, Status
 from tracetrim.compactor._pairs import Pair, find_pairs, protected_messages
 from tracetrim.compactor._policy import decide
-from tracetrim.compactor._rebuild import rebuild
+from tracetrim.compactor._rebuild import Shortening, rebuild
 from tracetrim.compactor._request import CompactionRequest
 from tracetrim.decision import DecisionModel, LearnedDecisionModel, Usage
 from tracetrim.decision._history import HistoryJudge
@@ -118,10 +119,11 @@ class Compactor:
             )
 
         goal = request.goal or default_goal(messages)
-        next_action = request.next_action or default_next_action(messages)
         if isinstance(self.model, HistoryJudge):
+            next_action = request.next_action or stated_plan(messages)
             judged = self._judge_in_process(messages, pairs, goal, next_action)
         else:
+            next_action = request.next_action or default_next_action(messages)
             judged = await self._ask_remote(messages, pairs, candidates, goal, next_action, deadline)
 
         probabilities = judged.probabilities
@@ -135,19 +137,16 @@ class Compactor:
             for pair in candidates
         }
         ref = _proposal_ref(request.scope, messages, mode)
-        rebuilt = rebuild(
-            messages,
-            pairs,
-            actions,
-            archive_ref=ref,
-            head_chars=config.truncate_head_chars,
-            tail_chars=config.truncate_tail_chars,
-        )
+        shortening = Shortening(config.truncate_head_chars, config.truncate_tail_chars)
+        if config.excerpt_chars and any(action is Action.DROP_RESULT for action, _ in actions.values()):
+            index = salience(messages)
+            shortening = attrs.evolve(shortening, budget=config.excerpt_chars, index=index)
+        rebuilt = rebuild(messages, pairs, actions, archive_ref=ref, shortening=shortening)
         stats = PlanStats(
             messages_before=len(messages),
             messages_after=len(rebuilt.messages),
             chars_before=transcript.chars,
-            chars_after=canonical_length(rebuilt.messages),
+            chars_after=rebuilt_length(messages, rebuilt.messages, transcript.sizes),
             candidates=len(candidates),
             protected=len(pairs) - len(candidates),
             requests=judged.requests,
@@ -181,16 +180,10 @@ class Compactor:
         assert self.archive is not None and request.scope is not None
         saved = await save_original(self.archive, request.scope, messages, deadline)
         # The markers must name the reference the archive gave; rebuilding touches only the changed blocks.
-        rebuilt = rebuild(
-            messages,
-            pairs,
-            actions,
-            archive_ref=saved,
-            head_chars=config.truncate_head_chars,
-            tail_chars=config.truncate_tail_chars,
-        )
+        rebuilt = rebuild(messages, pairs, actions, archive_ref=saved, shortening=shortening)
         if len(saved) != len(ref):  # a custom archive's references differ in length: sizes change
-            stats = with_reduction(attrs.evolve(stats, chars_after=canonical_length(rebuilt.messages)))
+            chars_after = rebuilt_length(messages, rebuilt.messages, transcript.sizes)
+            stats = with_reduction(attrs.evolve(stats, chars_after=chars_after))
             decisions = pair_decisions(messages, pairs, rebuilt.applied, rebuilt.chars_after, probabilities)
         check_unchanged(request, transcript)
         return Outcome(

@@ -79,6 +79,11 @@ class CompactorConfig:
     ``result_preview_chars`` defaults to 500: a head and tail of each result (about 125 tokens) is
     enough for a model to tell a log from a source file from an error, and 100 calls' previews still
     fit well inside the default state budget. Set it to 0 and result bodies never leave the host.
+
+    ``excerpt_chars`` (default 700) is what a shortened result may keep beyond its
+    ``truncate_head_chars`` head and ``truncate_tail_chars`` tail: the lines holding identifiers no
+    other message mentions, and error lines (`tracetrim.compactor._excerpt`). 0 keeps the head and tail
+    only, as the first round did.
     """
 
     eligible_tools: frozenset[str] = attrs.field(factory=frozenset, converter=name_set)
@@ -91,6 +96,7 @@ class CompactorConfig:
     max_questions: int = attrs.field(default=128, validator=int_in(2))
     truncate_head_chars: int = attrs.field(default=300, validator=int_in(0))
     truncate_tail_chars: int = attrs.field(default=0, validator=int_in(0))
+    excerpt_chars: int = attrs.field(default=700, validator=int_in(0))
     result_preview_chars: int = attrs.field(default=500, validator=int_in(0))
     minimum_reduction: float = attrs.field(default=0.10, validator=_fraction)
     max_concurrency: int = attrs.field(default=4, validator=int_in(1, 32))

@@ -11,6 +11,7 @@ from typing import Any
 import attrs
 
 from tracetrim._convert import to_json_object
+from tracetrim._json import canonical_lengths
 from tracetrim._logging import logger as _log
 from tracetrim._scope import Scope
 from tracetrim._snapshot import Message, SnapshotError
@@ -27,7 +28,6 @@ from tracetrim.compactor._outcome import (
     Status,
 )
 from tracetrim.compactor._pairs import Pair
-from tracetrim.compactor._rebuild import pair_chars
 from tracetrim.compactor._request import CompactionRequest
 from tracetrim.compactor._transcript import Transcript, TranscriptTooLarge, load_transcript, unchanged
 
@@ -65,8 +65,7 @@ def pair_decisions(
 ) -> tuple[PairDecision, ...]:
     """One `PairDecision` per pair: the action applied (keep with the pair's own reason by default)."""
     decisions = []
-    for pair in pairs:
-        before = pair_chars(messages, pair)
+    for pair, before in zip(pairs, _pair_sizes(messages, pairs), strict=True):
         action, reason = applied.get(pair.key, (Action.KEEP, pair.reason))
         decisions.append(
             PairDecision(
@@ -82,6 +81,33 @@ def pair_decisions(
             )
         )
     return tuple(decisions)
+
+
+def _pair_sizes(messages: Sequence[Message], pairs: Sequence[Pair]) -> list[int]:
+    """Characters of each pair's call and result blocks as they stand in ``messages``
+    (`tracetrim.compactor._rebuild.pair_chars` of each pair, measured in one batch)."""
+    places = [[at for at in (pair.call_at, pair.result_at) if at] for pair in pairs]
+    sizes = iter(canonical_lengths([messages[i]["content"][j] for found in places for i, j in found]))
+    return [sum(next(sizes) for _ in found) for found in places]
+
+
+def _list_overhead(count: int) -> int:
+    """Characters of a JSON list's brackets and commas."""
+    return 2 + max(count - 1, 0)
+
+
+def rebuilt_length(before: Sequence[Message], after: Sequence[Message], sizes: Sequence[int]) -> int:
+    """``canonical_length(after)``, where ``after`` is a rebuild of ``before`` whose messages are
+    ``sizes`` characters long (`Transcript.sizes`).
+
+    A rebuild keeps every message it does not touch as the same object, so only the messages it
+    added are measured: the history is not encoded whole again.
+    """
+    kept = {id(message) for message in after}
+    was = {id(message) for message in before}
+    inner = sum(size for message, size in zip(before, sizes, strict=True) if id(message) in kept)
+    inner += sum(canonical_lengths([message for message in after if id(message) not in was]))
+    return inner + _list_overhead(len(after))
 
 
 def with_reduction(stats: PlanStats) -> PlanStats:

@@ -6,8 +6,22 @@ from collections.abc import Sequence
 
 from tracetrim._snapshot import Message
 from tracetrim.compactor._answers import InvalidAnswer, ModelFailed, probability
+from tracetrim.compactor._observation import default_next_action
 from tracetrim.compactor._pairs import Pair
 from tracetrim.decision._history import HistoryJudge, HistoryView, JudgedPair, PairJudgement
+
+
+def stated_plan(messages: Sequence[Message]) -> str:
+    """The next action an in-process judge assumes when the host names none: the agent's latest prose
+    (its stated plan), or the last user text when the agent has said nothing yet. The shipped judge
+    was trained with exactly this (`tracetrim.learn.make_cut`), so a host that passes nothing gets
+    what was measured."""
+    for message in reversed(messages):
+        if message["role"] == "assistant":
+            text = "\n".join(b["text"] for b in message["content"] if b.get("type") == "text")
+            if text.strip():
+                return text
+    return default_next_action(messages)
 
 
 def history_view(

@@ -9,6 +9,7 @@ import attrs
 
 from tracetrim._errors import TracetrimError
 from tracetrim._json import canonical_json
+from tracetrim._render import shorten
 from tracetrim._snapshot import Message
 from tracetrim._tokens import TokenCounter
 from tracetrim.compactor._pairs import Pair
@@ -52,20 +53,6 @@ class Observation:
     state: dict[str, Any]
     tokens: int
     stage: str
-
-
-def shorten(text: str, limit: int | None) -> str:
-    """Head and tail of ``text`` within about ``limit`` characters, saying how much was cut."""
-    if limit is None or len(text) <= limit:
-        return text
-    if limit <= 0:
-        return f"[{len(text)} chars]"
-    head = (limit * 2 + 2) // 3
-    tail = limit - head
-    cut = len(text) - head - tail
-    return (
-        f"{text[:head]}[…{cut} chars…]{text[len(text) - tail :]}" if tail else f"{text[:head]}[…{cut} chars]"
-    )
 
 
 def message_text(message: Message) -> str:

@@ -84,9 +84,13 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"non-finite number {name}")
 
 
+# One decoder for the process: json.loads with an option builds a new decoder on every call.
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
 def _is_json_object(text: str) -> bool:
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
+        value = _DECODER.decode(text)
     except ValueError:
         return False
     return isinstance(value, dict)

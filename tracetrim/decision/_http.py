@@ -1,4 +1,4 @@
-"""One JSON-over-HTTP client for every decision backend: auth, retries with backoff, safe errors."""
+"""One JSON-over-HTTP client for every decision backend: auth, retries (tenacity), safe errors."""
 
 from __future__ import annotations
 
@@ -7,12 +7,14 @@ import json
 import math
 import random
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from email.utils import parsedate_to_datetime
 from typing import Any
 
 import attrs
 import httpx
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
+from tenacity.wait import wait_base
 
 from tracetrim._json import compact_bytes
 from tracetrim._logging import get_logger
@@ -95,6 +97,36 @@ def retry_after_s(headers: httpx.Headers) -> float | None:
     return seconds if math.isfinite(seconds) and seconds >= 0 else None
 
 
+class _RetryableError(DecisionModelError):
+    """One attempt's failure that is worth another: what went wrong and the server's delay hint, if any.
+
+    Internal to `JsonClient.post`: the last one becomes a ``DecisionModelError`` naming the attempts.
+    """
+
+    def __init__(self, problem: str, retry_after: float | None = None) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.retry_after = retry_after
+
+
+class RetryAfterWait(wait_base):
+    """A tenacity wait: the server's Retry-After (capped at ``max_retry_after_s``), else the backoff.
+
+    The hint comes from the failed attempt's `_RetryableError` (``retry-after-ms`` or ``retry-after``);
+    without one, `RetryPolicy.backoff` for that attempt number.
+    """
+
+    def __init__(self, policy: RetryPolicy) -> None:
+        self.policy = policy
+
+    def __call__(self, retry_state: RetryCallState) -> float:
+        outcome = retry_state.outcome
+        error = outcome.exception() if outcome is not None and outcome.failed else None
+        if isinstance(error, _RetryableError) and error.retry_after is not None:
+            return min(error.retry_after, self.policy.max_retry_after_s)
+        return self.policy.backoff(retry_state.attempt_number)
+
+
 def api_root(base_url: str) -> str:
     """The base URL without a trailing slash or ``/v1``, so either spelling of a base works."""
     root = base_url.strip().rstrip("/")
@@ -175,45 +207,66 @@ class JsonClient:
     async def post(self, path: str, payload: Mapping[str, Any]) -> JsonReply:
         """POST ``payload`` to ``root + path``; the parsed JSON of the first 2xx answer.
 
-        Raises ``DecisionModelError`` for authentication failures, other 4xx answers (never retried),
+        Connection errors, 408, 429 and 5xx are retried by tenacity under this client's `RetryPolicy`
+        (the server's Retry-After first, capped; else backoff), each retry logged. Raises
+        ``DecisionModelError`` for authentication failures, other 4xx answers (never retried),
         non-JSON bodies and exhausted retries. Cancellation propagates untouched, mid-request or
         mid-backoff.
         """
         url = self.root + path
         body = compact_bytes(payload)
-        attempt = 0
-        while True:
-            attempt += 1
-            try:
-                response = await self._client().post(
-                    url, content=body, headers=self._headers(), timeout=self._timeout
-                )
-            except httpx.TransportError as exc:
-                problem = f"{type(exc).__name__}: {self.redact(str(exc)) or 'no detail'}"
-                delay = None
-            else:
-                if response.is_success:
-                    return JsonReply(self._parse(response, path), attempt - 1, attempt)
-                if response.status_code not in RETRY_STATUSES:
-                    raise DecisionModelError(self._refusal_message(response, path))
-                problem = f"HTTP {response.status_code}{self._excerpt(response)}"
-                hinted = retry_after_s(response.headers)
-                delay = None if hinted is None else min(hinted, self.retry.max_retry_after_s)
-            if attempt > self.retry.max_retries:
-                raise DecisionModelError(
-                    f"{self.service} at {path} failed after {attempt} attempts: {problem}"
-                )
-            if delay is None:
-                delay = self.retry.backoff(attempt)
+        attempts = 0
+
+        async def attempt() -> Any:
+            nonlocal attempts
+            attempts += 1
+            return await self._attempt(url, body, path)
+
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.retry.max_retries + 1),
+            wait=RetryAfterWait(self.retry),
+            retry=retry_if_exception_type(_RetryableError),
+            before_sleep=self._log_retry(path),
+            sleep=asyncio.sleep,
+            reraise=True,
+        )
+        try:
+            data: Any = await retrying(attempt)
+        except _RetryableError as last:
+            raise DecisionModelError(
+                f"{self.service} at {path} failed after {attempts} attempts: {last.problem}"
+            ) from None
+        return JsonReply(data, attempts - 1, attempts)
+
+    async def _attempt(self, url: str, body: bytes, path: str) -> Any:
+        """One request: the parsed 2xx body, `_RetryableError` for what is worth retrying, else an error."""
+        try:
+            response = await self._client().post(
+                url, content=body, headers=self._headers(), timeout=self._timeout
+            )
+        except httpx.TransportError as exc:
+            raise _RetryableError(f"{type(exc).__name__}: {self.redact(str(exc)) or 'no detail'}") from None
+        if response.is_success:
+            return self._parse(response, path)
+        if response.status_code not in RETRY_STATUSES:
+            raise DecisionModelError(self._refusal_message(response, path))
+        raise _RetryableError(
+            f"HTTP {response.status_code}{self._excerpt(response)}", retry_after_s(response.headers)
+        )
+
+    def _log_retry(self, path: str) -> Callable[[RetryCallState], None]:
+        def log(state: RetryCallState) -> None:
+            error = state.outcome.exception() if state.outcome is not None else None
             _log.info(
                 "decision_request_retry",
                 service=self.service,
                 path=path,
-                attempt=attempt,
-                problem=problem,
-                delay_s=round(delay, 3),
+                attempt=state.attempt_number,
+                problem=error.problem if isinstance(error, _RetryableError) else repr(error),
+                delay_s=round(state.next_action.sleep if state.next_action is not None else 0.0, 3),
             )
-            await asyncio.sleep(delay)
+
+        return log
 
     def _parse(self, response: httpx.Response, path: str) -> Any:
         try:

@@ -8,7 +8,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from tracetrim.decision._features import FEATURE_NAMES, pair_features
+from tracetrim.decision._features import FEATURE_NAMES, iter_pair_features
 from tracetrim.decision._history import HistoryView, PairJudgement
 from tracetrim.decision._protocol import BinaryQuestion, DecisionModelError, DecisionResponse
 from tracetrim.decision._weights import JudgeWeights, WeightsError
@@ -53,10 +53,9 @@ class LearnedDecisionModel:
 
     def judge(self, view: HistoryView) -> Mapping[str, PairJudgement]:
         """Both answers for every pair of ``view``."""
-        features = pair_features(view)
         out: dict[str, PairJudgement] = {}
-        for pair in view.pairs:
-            need = self.weights.need(features[pair.key])
+        for pair, features in iter_pair_features(view):
+            need = self.weights.need(features)
             keep_call, keep_result = self.weights.answers(self.weights.value(need, len(pair.result_text)))
             out[pair.key] = PairJudgement(keep_call=keep_call, keep_result=keep_result)
         return out

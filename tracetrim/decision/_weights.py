@@ -29,6 +29,10 @@ def _names(value: Iterable[str]) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _ints(value: Iterable[int]) -> tuple[int, ...]:
+    return tuple(value)
+
+
 def _finite(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     values = value if isinstance(value, tuple) else (value,)
     for item in values:
@@ -37,14 +41,47 @@ def _finite(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
 
 
 @attrs.frozen
-class JudgeWeights:
-    """A logistic model over `FEATURE_NAMES` plus the policy levels that turn its score into answers.
+class Tree:
+    """One regression tree of a boosted ensemble, as parallel node arrays (node 0 is the root).
 
-    ``need(x) = sigmoid(intercept + coef · (x - mean) / scale)`` is the calibrated probability that the
-    agent will use the result again. A pair's value per size is ``log need - size_exponent * log1p(chars)``;
-    the result stays verbatim at or above ``keep_level``, the call stays (result shortened) at or above
-    ``call_level``, and below both the pair goes. ``slope`` maps the distance to a level onto the two
-    probabilities a planner's 0.5 threshold reads, so the levels are exactly the decisions.
+    A node with ``feature[n] >= 0`` sends ``x`` to ``left[n]`` when ``x[feature[n]] <= threshold[n]``,
+    else to ``right[n]``; a leaf (``feature[n] == -1``) adds ``value[n]`` to the log-odds.
+    """
+
+    feature: tuple[int, ...] = attrs.field(converter=_ints)
+    threshold: tuple[float, ...] = attrs.field(converter=_floats, validator=_finite)
+    left: tuple[int, ...] = attrs.field(converter=_ints)
+    right: tuple[int, ...] = attrs.field(converter=_ints)
+    value: tuple[float, ...] = attrs.field(converter=_floats, validator=_finite)
+
+    def __attrs_post_init__(self) -> None:
+        n = len(self.feature)
+        if n == 0 or not (len(self.threshold) == len(self.left) == len(self.right) == len(self.value) == n):
+            raise WeightsError("Tree: node arrays must be non-empty and of one length")
+        for node, feature in enumerate(self.feature):
+            if feature >= 0 and not (node < self.left[node] < n and node < self.right[node] < n):
+                raise WeightsError(f"Tree: node {node} points outside the tree or backwards")
+
+    def score(self, x: Sequence[float]) -> float:
+        """The leaf value ``x`` reaches."""
+        node = 0
+        feature = self.feature
+        while (f := feature[node]) >= 0:
+            node = self.left[node] if x[f] <= self.threshold[node] else self.right[node]
+        return self.value[node]
+
+
+@attrs.frozen
+class JudgeWeights:
+    """A model over `FEATURE_NAMES` plus the policy levels that turn its score into answers.
+
+    ``need(x) = sigmoid(intercept + coef · (x - mean) / scale + sum of the trees' leaves)`` is the
+    calibrated probability that the agent will use the result again: a logistic model, a boosted
+    tree ensemble (coefficients zero), or both. A pair's value per size is
+    ``log need - size_exponent * log1p(chars)``; the result stays verbatim at or above
+    ``keep_level``, the call stays (result shortened) at or above ``call_level``, and below both the
+    pair goes. ``slope`` maps the distance to a level onto the two probabilities a planner's 0.5
+    threshold reads, so the levels are exactly the decisions.
     """
 
     features: tuple[str, ...] = attrs.field(converter=_names)
@@ -56,6 +93,7 @@ class JudgeWeights:
     keep_level: float = attrs.field(default=-4.0, validator=_finite)
     call_level: float = attrs.field(default=-6.0, validator=_finite)
     slope: float = attrs.field(default=4.0, validator=_finite)
+    trees: tuple[Tree, ...] = attrs.field(default=(), converter=tuple)
     version: str = "custom"
     trained_on: Mapping[str, Any] = attrs.field(factory=dict)
     format_version: int = FORMAT_VERSION
@@ -71,12 +109,17 @@ class JudgeWeights:
             raise WeightsError("JudgeWeights.scale must be positive")
         if self.format_version != FORMAT_VERSION:
             raise WeightsError(f"weights format {self.format_version} is not {FORMAT_VERSION}")
+        for tree in self.trees:
+            if max(tree.feature) >= n:
+                raise WeightsError(f"JudgeWeights: a tree splits on feature {max(tree.feature)} of {n}")
 
     def need(self, x: Sequence[float]) -> float:
         """The probability that the agent uses this result again."""
         z = self.intercept
         for value, mean, scale, coef in zip(x, self.mean, self.scale, self.coef, strict=True):
             z += coef * (value - mean) / scale
+        for tree in self.trees:
+            z += tree.score(x)
         return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
 
     def value(self, need: float, chars: int) -> float:
@@ -102,6 +145,9 @@ class JudgeWeights:
         except WeightsError as exc:
             raise WeightsError(f"{source}: {exc}") from None
         except (ValueError, TypeError, KeyError, cattrs.BaseValidationError) as exc:
+            inner = _weights_error_in(exc)
+            if inner is not None:
+                raise WeightsError(f"{source}: {inner}") from None
             detail = "; ".join(str(e) for e in getattr(exc, "exceptions", ())) or str(exc)
             raise WeightsError(f"{source}: not a judge weights file ({detail})") from None
 
@@ -113,6 +159,17 @@ class JudgeWeights:
         except OSError as exc:
             raise WeightsError(f"cannot read judge weights {path}: {exc.strerror or exc}") from None
         return cls.from_json(text, source=str(path))
+
+
+def _weights_error_in(exc: BaseException) -> WeightsError | None:
+    """The `WeightsError` a nested value raised, out of cattrs' exception groups."""
+    if isinstance(exc, WeightsError):
+        return exc
+    for inner in getattr(exc, "exceptions", ()):
+        found = _weights_error_in(inner)
+        if found is not None:
+            return found
+    return None
 
 
 def _sigmoid(z: float) -> float:

@@ -22,7 +22,16 @@ from tracetrim.learn._examples import (
     make_cut,
 )
 from tracetrim.learn._fit import balanced_weights, fit_logistic, fit_weights, fold_of
-from tracetrim.learn._frontier import Point, evaluate, keep_last, label_oracle, score_cut, tracetrim
+from tracetrim.learn._frontier import (
+    Point,
+    ShorteningScore,
+    evaluate,
+    keep_last,
+    label_oracle,
+    score_cut,
+    shortening_score,
+    tracetrim,
+)
 from tracetrim.learn._labels import Evidence, evidence, findable, history_text
 from tracetrim.learn._sources import (
     Trajectory,
@@ -41,6 +50,7 @@ __all__ = [
     "Examples",
     "FrontierRow",
     "Point",
+    "ShorteningScore",
     "Trajectory",
     "balanced_weights",
     "cut_points",
@@ -68,6 +78,7 @@ __all__ = [
     "oracle_rows",
     "score_cut",
     "shared_datasets",
+    "shortening_score",
     "swe_agent",
     "tau_bench",
     "tracetrim",

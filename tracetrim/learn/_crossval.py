@@ -30,15 +30,17 @@ def held_out_models(
     *,
     extra: Examples | None = None,
     version: str = "fold",
+    model: str = "trees",
 ) -> dict[int, LearnedDecisionModel]:
-    """One model per fold, each fitted on the cuts of every other fold (plus ``extra`` rows, which
-    are never evaluated here: labelled scenarios, say)."""
+    """One ``model`` (see `fit_weights`) per fold, each fitted on the cuts of every other fold (plus
+    ``extra`` rows, which are never evaluated here: labelled scenarios, say)."""
     models = {}
     for k in range(folds):
         rows = examples([c for c in train if fold_of(group_of(c), folds) != k])
         if extra is not None:
             rows = joined(rows, extra)
-        models[k] = LearnedDecisionModel(fit_weights(rows, version=f"{version}-{k}", levels=levels))
+        weights = fit_weights(rows, version=f"{version}-{k}", levels=levels, model=model)
+        models[k] = LearnedDecisionModel(weights)
     return models
 
 

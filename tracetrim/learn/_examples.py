@@ -7,8 +7,8 @@ from collections.abc import Iterable, Sequence
 import attrs
 
 from tracetrim._snapshot import Message
-from tracetrim.compactor._judging import history_view
-from tracetrim.compactor._observation import default_goal, default_next_action
+from tracetrim.compactor._judging import history_view, stated_plan
+from tracetrim.compactor._observation import default_goal
 from tracetrim.compactor._pairs import Pair, find_pairs, protected_messages
 from tracetrim.decision._features import pair_features
 from tracetrim.decision._history import HistoryView
@@ -48,17 +48,6 @@ def cut_points(messages: Sequence[Message], fractions: Iterable[float] = CUT_FRA
         if best is not None and best not in points:
             points.append(best)
     return points
-
-
-def stated_plan(messages: Sequence[Message]) -> str:
-    """What a host passes as the next action at a cut: the agent's latest prose (its stated plan),
-    or the last user text when the agent has said nothing yet."""
-    for message in reversed(messages):
-        if message["role"] == "assistant":
-            text = "\n".join(b["text"] for b in message["content"] if b.get("type") == "text")
-            if text.strip():
-                return text
-    return default_next_action(messages)
 
 
 def make_cut(trajectory: Trajectory, at: int, *, preserve_recent: int = PRESERVE_RECENT) -> Cut:

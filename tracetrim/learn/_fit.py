@@ -1,4 +1,4 @@
-"""Fitting the judge: L2-regularised logistic regression by Newton's method, in numpy, deterministic."""
+"""Fitting the judge: boosted trees (scikit-learn) or a logistic model (numpy), both deterministic."""
 
 from __future__ import annotations
 
@@ -9,11 +9,16 @@ from typing import Any
 import attrs
 
 from tracetrim.decision._features import FEATURE_NAMES
-from tracetrim.decision._weights import JudgeWeights
+from tracetrim.decision._weights import JudgeWeights, Tree
 from tracetrim.learn._examples import Examples
 
 L2 = 1.0
 """Ridge strength on standardised features: enough to keep rare features from running away."""
+TREES = {"max_iter": 100, "learning_rate": 0.1, "max_leaf_nodes": 8, "min_samples_leaf": 40}
+"""The boosted ensemble: 100 trees of 8 leaves. On held-out folds of the shared runs it ranks better
+than the logistic model (AUC 0.83 against 0.78 on mini-swe-agent, 0.90 against 0.86 on tau-bench),
+because what makes a result worth keeping differs between a bash-only coder and a customer-service
+agent; more or larger trees gained nothing."""
 
 
 def _numpy() -> Any:
@@ -63,6 +68,46 @@ def fit_logistic(
     return mean.tolist(), scale.tolist(), beta[1:].tolist(), float(beta[0])
 
 
+def fit_trees(
+    rows: Sequence[Sequence[float]], labels: Sequence[int], weights: Sequence[float] | None = None
+) -> tuple[float, list[Tree]]:
+    """``(baseline log-odds, trees)`` of a gradient-boosted ensemble on the raw features.
+
+    One thread and a fixed seed (no early stopping, no subsampling): the same rows give the same trees.
+    """
+    try:
+        from sklearn.ensemble import HistGradientBoostingClassifier
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - depends on the install
+        raise ImportError("fitting a judge needs scikit-learn: pip install 'tracetrim[fit]'") from None
+    np = _numpy()
+    y = np.asarray(labels, dtype=float)
+    if len(y) == 0 or y.min() == y.max():
+        raise ValueError("every example has the same label: nothing to learn (need used and unused results)")
+    model = HistGradientBoostingClassifier(**TREES, early_stopping=False, random_state=0)
+    with threadpool_limits(1):
+        model.fit(np.asarray(rows, dtype=float), y, sample_weight=weights)
+    trees = []
+    for (predictor,) in model._predictors:
+        nodes = predictor.nodes
+        leaf = nodes["is_leaf"].astype(bool)
+        trees.append(
+            Tree(
+                feature=[
+                    -1 if is_leaf else int(f) for f, is_leaf in zip(nodes["feature_idx"], leaf, strict=True)
+                ],
+                threshold=[
+                    0.0 if is_leaf else float(t)
+                    for t, is_leaf in zip(nodes["num_threshold"], leaf, strict=True)
+                ],
+                left=[int(v) for v in nodes["left"]],
+                right=[int(v) for v in nodes["right"]],
+                value=[float(v) if is_leaf else 0.0 for v, is_leaf in zip(nodes["value"], leaf, strict=True)],
+            )
+        )
+    return float(np.ravel(model._baseline_prediction)[0]), trees
+
+
 def balanced_weights(groups: Sequence[str]) -> list[float]:
     """Row weights that give each dataset (the part of a group before ``/``) the same total weight."""
     datasets = [g.split("/", 1)[0] for g in groups]
@@ -80,19 +125,23 @@ def fit_weights(
     levels: Mapping[str, float] | None = None,
     trained_on: Mapping[str, Any] | None = None,
     balance: bool = True,
+    model: str = "trees",
 ) -> JudgeWeights:
-    """`JudgeWeights` fitted to ``data``; ``levels`` sets the policy (size_exponent, keep_level, ...)."""
-    mean, scale, coef, intercept = fit_logistic(
-        data.rows, data.labels, balanced_weights(data.groups) if balance else None
-    )
+    """`JudgeWeights` fitted to ``data``: boosted ``trees`` (the default) or a ``logistic`` model;
+    ``levels`` sets the policy (size_exponent, keep_level, ...)."""
+    row_weights = balanced_weights(data.groups) if balance else None
+    n = len(FEATURE_NAMES)
+    if model == "trees":
+        baseline, trees = fit_trees(data.rows, data.labels, row_weights)
+        fitted: dict[str, Any] = {"mean": (0.0,) * n, "scale": (1.0,) * n, "coef": (0.0,) * n}
+        fitted |= {"intercept": baseline, "trees": tuple(trees)}
+    elif model == "logistic":
+        mean, scale, coef, intercept = fit_logistic(data.rows, data.labels, row_weights)
+        fitted = {"mean": tuple(mean), "scale": tuple(scale), "coef": tuple(coef), "intercept": intercept}
+    else:
+        raise ValueError(f"model must be 'trees' or 'logistic', not {model!r}")
     weights = JudgeWeights(
-        features=FEATURE_NAMES,
-        mean=tuple(mean),
-        scale=tuple(scale),
-        coef=tuple(coef),
-        intercept=intercept,
-        version=version,
-        trained_on=dict(trained_on or {}),
+        features=FEATURE_NAMES, version=version, trained_on=dict(trained_on or {}), **fitted
     )
     changes: dict[str, Any] = dict(levels or {})
     return attrs.evolve(weights, **changes) if changes else weights

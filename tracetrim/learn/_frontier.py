@@ -18,6 +18,7 @@ from tracetrim.compactor import (
     Mode,
     Reason,
 )
+from tracetrim.compactor._excerpt import excerpt, salience
 from tracetrim.compactor._pairs import Pair
 from tracetrim.decision import DecisionModel, HistoryJudge
 from tracetrim.learn._examples import Cut
@@ -157,3 +158,46 @@ def default_compactor(model: DecisionModel | HistoryJudge, **overrides: Any) -> 
         return Compactor(model, config=config, execution=ExecutionOptions(mode=Mode.SHADOW))
 
     return make
+
+
+@attrs.frozen
+class ShorteningScore:
+    """How one way of shortening did on the long old results the agent used later."""
+
+    needed: int
+    kept: int
+    chars_before: int
+    chars_after: int
+
+    @property
+    def recall(self) -> float:
+        """Share of those results whose used strings (found nowhere else in the history) survive."""
+        return self.kept / self.needed if self.needed else 1.0
+
+    @property
+    def kept_share(self) -> float:
+        """Characters kept, as a share of the results' characters."""
+        return self.chars_after / self.chars_before if self.chars_before else 1.0
+
+
+def shortening_score(
+    cuts: Iterable[Cut], *, head: int, budget: int, longer_than: int = 1000
+) -> ShorteningScore:
+    """Shorten every used old result over ``longer_than`` characters (the ``head`` only when ``budget``
+    is 0, else the excerpt) and count how many keep every used string the rest of the history lacks."""
+    needed = kept = before = after = 0
+    for cut in cuts:
+        haystack = history_text(cut.prefix)
+        index = salience(cut.prefix)
+        for pair in cut.candidates:
+            text = pair.result_text or ""
+            item = cut.evidence.get(pair.call_id)
+            if item is None or len(text) <= longer_than or pair.result_at is None:
+                continue
+            only_here = [s for s in item.strings if haystack.count(s) <= text.count(s)]
+            short = excerpt(text, pair.result_at[0], index, head=head, tail=0, budget=budget).text
+            needed += 1
+            kept += all(s in short for s in only_here)
+            before += len(text)
+            after += len(short)
+    return ShorteningScore(needed, kept, before, after)

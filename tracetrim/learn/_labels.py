@@ -2,9 +2,11 @@
 
 A real trajectory labels itself. Cut it at an assistant turn; the turns after the cut show which
 results before the cut the agent still needed: identifiers and values it first saw in a result and
-then wrote into a later call or message, and lines of a result it quoted later (an edit's old text, a
-line it reasons about). Those strings are the result's *evidence*; a compaction keeps the result
-"findable" when every one of them is still somewhere in the compacted history.
+then wrote into a later call or message, and lines first shown by a result that it quoted later (an
+edit's old text, a line it reasons about). Plain words do not count: a later script that says
+"return" or "value" did not need the first file that happened to contain them. Those strings are the
+result's *evidence*; a compaction keeps the result "findable" when every one of them is still
+somewhere in the compacted history.
 """
 
 from __future__ import annotations
@@ -59,10 +61,11 @@ def _all_text(message: Mapping[str, Any]) -> str:
 def evidence(messages: Sequence[Mapping[str, Any]], cut: int) -> dict[str, Evidence]:
     """Per call id with a result before ``cut``: the strings of that result used at or after ``cut``.
 
-    A word counts when the result is where it first appeared (not the task, not an earlier result)
-    and a later tool-call input contains it, or later prose does and it looks like an identifier or
-    a value (a digit, an underscore, camelCase). A line counts when a later call or message contains
-    it whole. Results with no such string are absent: nothing shows the agent needed them.
+    A word counts when it looks like an identifier or a value (a digit, an underscore, camelCase),
+    the result is where it first appeared (not the task, not an earlier result) and a later call or
+    message contains it. A line (at least ``LINE_MIN`` characters) counts when the result is the first
+    place it appeared and a later call or message contains it whole. Results with no such string are
+    absent: nothing shows the agent needed them.
     """
     later_prose, later_inputs = [], []
     for message in messages[cut:]:
@@ -70,34 +73,32 @@ def evidence(messages: Sequence[Mapping[str, Any]], cut: int) -> dict[str, Evide
             prose, inputs = _agent_parts(message)
             later_prose.extend(prose)
             later_inputs.extend(inputs)
-    input_words = set(_WORD.findall("\n".join(later_inputs)))
-    prose_words = {w for w in _WORD.findall("\n".join(later_prose)) if _IDENTIFIER_LIKE.search(w)}
-    used_words = input_words | prose_words
     later_text = "\n".join(later_inputs + later_prose)
     later_words = set(_WORD.findall(later_text))
+    used_words = {w for w in later_words if _IDENTIFIER_LIKE.search(w)}
 
     seen: set[str] = set()
+    seen_lines: set[str] = set()
     found: dict[str, Evidence] = {}
     for message in messages[:cut]:
-        results = _result_texts(message)
-        if not results:
-            seen |= {w.lower() for w in _WORD.findall(_all_text(message))}
-            continue
-        fresh_here: set[str] = set()
-        for call_id, text in results:
+        text_here = _all_text(message)
+        fresh_words: set[str] = set()
+        fresh_lines: set[str] = set()
+        for call_id, text in _result_texts(message):
             words = set(_WORD.findall(text))
+            lines = {s for line in text.splitlines() if len(s := line.strip()) >= LINE_MIN}
             strings = {w for w in words if w in used_words and w.lower() not in seen}
             strings |= {
                 s
-                for line in text.splitlines()
-                if len(s := line.strip()) >= LINE_MIN
-                and all(w in later_words for w in _WORD.findall(s))
-                and s in later_text
+                for s in lines - seen_lines
+                if all(w in later_words for w in _WORD.findall(s)) and s in later_text
             }
             if strings:
                 found[call_id] = Evidence(call_id, frozenset(strings))
-            fresh_here |= {w.lower() for w in words}
-        seen |= fresh_here | {w.lower() for w in _WORD.findall(_all_text(message))}
+            fresh_words |= {w.lower() for w in words}
+            fresh_lines |= lines
+        seen |= fresh_words | {w.lower() for w in _WORD.findall(text_here)}
+        seen_lines |= fresh_lines | {s.strip() for s in text_here.splitlines()}
     return found
 
 

@@ -24,6 +24,33 @@ TAU_READ_TOOLS = frozenset(
 """Read-only tools of tau-bench's airline domain: what a host would opt in (never the writes)."""
 
 
+FORMAT_STORES = "tracetrim."
+"""Prefix of the metadata keys where format readers keep what the neutral form lacks (raw model
+responses, original roles): the agent never sees them, so learning and measuring leave them out."""
+
+
+def as_seen(messages: list[Message]) -> list[Message]:
+    """``messages`` without the format readers' round-trip metadata: the context the agent saw.
+
+    A mini-swe-agent message carries the model's whole raw response there (about 40% of the file);
+    counting it would make every strategy look like it removed less of the history than it did.
+    """
+    out = []
+    for message in messages:
+        metadata = message.get("metadata")
+        if isinstance(metadata, dict) and any(k.startswith(FORMAT_STORES) for k in metadata):
+            kept = {
+                k: v
+                for k, v in metadata.items()
+                if not k.startswith(FORMAT_STORES) or k == "tracetrim.pinned"
+            }
+            message = {k: v for k, v in message.items() if k != "metadata"} | (
+                {"metadata": kept} if kept else {}
+            )
+        out.append(message)
+    return out
+
+
 @attrs.frozen
 class Trajectory:
     """One agent run as neutral messages; ``group`` is what held-out folds never split (repo, task)."""
@@ -54,7 +81,7 @@ def tau_bench(path: Path, limit: int | None = None) -> list[Trajectory]:
             name=f"tau-{run['task_id']}-{run.get('trial', n)}",
             dataset="tau-bench",
             group=f"task-{run['task_id']}",
-            messages=from_openai_chat(run["traj"]),
+            messages=as_seen(from_openai_chat(run["traj"])),
             eligible_tools=TAU_READ_TOOLS,
         )
         for n, run in enumerate(runs)
@@ -67,7 +94,7 @@ def swe_agent(folder: Path) -> list[Trajectory]:
 
     out = []
     for path in sorted(folder.glob("*.traj")):
-        messages = load_swe_agent_traj(path)
+        messages = as_seen(load_swe_agent_traj(path))
         tools = {b["name"] for m in messages for b in m["content"] if b.get("type") == "tool_call"}
         out.append(Trajectory(path.stem, "swe-agent", path.stem, messages, frozenset(tools - {"submit"})))
     return out
@@ -85,7 +112,7 @@ def mini_swe_agent(folder: Path, limit: int | None = None) -> list[Trajectory]:
                 name,
                 "mini-swe-agent",
                 name.split("__")[0],
-                load_mini_swe_agent_traj(path),
+                as_seen(load_mini_swe_agent_traj(path)),
                 frozenset({"bash"}),
             )
         )
@@ -127,13 +154,15 @@ def from_file(
         fmt = _detect(data)
     if fmt == "tau-bench":
         return [
-            Trajectory(f"{name}-{n}", fmt, f"{name}-{n}", from_openai_chat(item["traj"]), eligible_tools)
+            Trajectory(
+                f"{name}-{n}", fmt, f"{name}-{n}", as_seen(from_openai_chat(item["traj"])), eligible_tools
+            )
             for n, item in enumerate(data)
         ]
     raw = data.get(MESSAGES_KEY.get(fmt, "messages")) if isinstance(data, dict) else data
     if not isinstance(raw, list):
         raise ValueError(f"{source}: expected a list of messages or an object with 'messages'")
-    messages = validate_messages(READERS[fmt](raw))
+    messages = as_seen(validate_messages(READERS[fmt](raw)))
     return [Trajectory(name, fmt, name, messages, eligible_tools)]
 
 

@@ -23,19 +23,19 @@ from tracetrim.compactor._flow import (
     with_reduction,
 )
 from tracetrim.compactor._observation import default_goal
-from tracetrim.compactor._offload_config import OffloadConfig, OffloadMode
-from tracetrim.compactor._offload_select import (
+from tracetrim.compactor._offload._config import OffloadConfig, OffloadMode
+from tracetrim.compactor._offload._select import (
     compress_groups,
     history_tokens,
     message_tokens,
     offload_pairs,
 )
-from tracetrim.compactor._offload_summary import replace_groups, summary_message
+from tracetrim.compactor._offload._summary import replace_groups, summary_message
 from tracetrim.compactor._outcome import Action, Outcome, Plan, PlanStats, Reason, Status
 from tracetrim.compactor._pairs import Pair
-from tracetrim.compactor._rebuild import Rebuilt, rebuild
+from tracetrim.compactor._rebuild import Rebuilt, Shortening, rebuild
 from tracetrim.compactor._request import CompactionRequest
-from tracetrim.compactor._summarizer import Summarizer, Summary
+from tracetrim.decision import Summarizer, Summary
 
 
 @attrs.frozen
@@ -270,8 +270,7 @@ class OffloadStrategy:
             pairs,
             actions,
             archive_ref=ref,
-            head_chars=self.config.preview_head_chars,
-            tail_chars=self.config.preview_tail_chars,
+            shortening=Shortening(self.config.preview_head_chars, self.config.preview_tail_chars),
         )
 
     async def _summarise(

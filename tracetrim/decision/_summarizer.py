@@ -1,4 +1,8 @@
-"""The `Summarizer` protocol and `ChatSummarizer`, which asks any OpenAI-compatible chat server."""
+"""The `Summarizer` protocol and `ChatSummarizer`, which asks any OpenAI-compatible chat server.
+
+A summarizer is a model at the edge, like a decision model: the offload strategy (in the planner) only
+awaits whatever `Summarizer` it was given; the HTTP, the environment and the chat-reply parsing live here.
+"""
 
 from __future__ import annotations
 
@@ -8,15 +12,12 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 import httpx
 
-from tracetrim._errors import TracetrimError
+from tracetrim._render import block_text, shorten
 from tracetrim._snapshot import Message
-from tracetrim.compactor._observation import shorten
-from tracetrim.compactor._offload_select import block_text
+from tracetrim.decision._chat_logprobs import CHAT_PATH, chat_content, chat_usage
 from tracetrim.decision._env import load_environment
-from tracetrim.decision._http import JsonClient, JsonClientModel, RetryPolicy, usage_int
+from tracetrim.decision._http import JsonClient, JsonClientModel, RetryPolicy
 from tracetrim.decision._protocol import DecisionModelError, Usage
-
-_PATH = "/v1/chat/completions"
 
 SYSTEM_INSTRUCTION = (
     "You condense part of an AI agent's working history into a summary that the agent will read "
@@ -34,8 +35,12 @@ SUMMARY_INSTRUCTIONS = """Summarise the excerpt of the agent's history below und
 Answer with the summary only, in at most {words} words."""
 
 
-class SummarizerError(TracetrimError, RuntimeError):
-    """A summarizer could not produce a summary (transport, authentication, refusal, bad reply)."""
+class SummarizerError(DecisionModelError):
+    """A summarizer could not produce a summary (transport, authentication, refusal, bad reply).
+
+    A `DecisionModelError` (so a `TracetrimError` and a `RuntimeError`): one ``except`` catches any
+    model at the edge failing.
+    """
 
 
 @attrs.frozen
@@ -156,26 +161,14 @@ class ChatSummarizer(JsonClientModel):
             "temperature": 0,
         }
         try:
-            reply = await self._http.post(_PATH, payload)
+            reply = await self._http.post(CHAT_PATH, payload)
+            content = chat_content(reply.data, service="summary model")
         except DecisionModelError as exc:
             raise SummarizerError(str(exc)) from None
-        data = reply.data
-        try:
-            content = data["choices"][0]["message"]["content"]
-        except (KeyError, IndexError, TypeError):
-            raise SummarizerError("summary model answered without choices[0].message.content") from None
-        if not isinstance(content, str):
-            raise SummarizerError(f"summary model answered with {type(content).__name__} content, not text")
-        usage = data.get("usage") if isinstance(data, dict) else None
-        tokens = (
-            Usage(usage_int(usage.get("prompt_tokens")), usage_int(usage.get("completion_tokens")))
-            if isinstance(usage, dict)
-            else Usage()
-        )
         return Summary(
             text=content.strip(),
             model=self.model,
-            usage=tokens,
+            usage=chat_usage(reply.data),
             requests=reply.requests,
             retries=reply.retries,
         )

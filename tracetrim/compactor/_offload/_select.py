@@ -4,25 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from tracetrim._json import canonical_json
-from tracetrim._snapshot import Block, Message, text_of_output
+from tracetrim._render import block_text
+from tracetrim._snapshot import Message
 from tracetrim._tokens import TokenCounter
 from tracetrim.compactor._pairs import Pair, find_pairs, protected_messages
-
-
-def block_text(block: Block) -> str:
-    """The part of a block a model reads: text, thinking, a call's name and input, a result's output."""
-    kind = block["type"]
-    if kind == "text":
-        return str(block["text"])
-    if kind == "thinking":
-        return str(block["thinking"])
-    if kind == "tool_call":
-        return f"{block['name']} {block['input']}"
-    if kind == "tool_result":
-        text = text_of_output(block["output"])
-        return text if text is not None else canonical_json(block["output"])
-    return canonical_json(block)
 
 
 def message_tokens(message: Message, count: TokenCounter) -> int:

@@ -1,0 +1,224 @@
+"""The one pass over a history that every pair's features are looked up in.
+
+Each message is tokenised once. What a judged message's results hold is reduced as soon as the
+message is read (its overlaps with the goal, the next action and recent messages, and the tokens it
+is first to show), so no token set outlives its message. What the features need from later
+messages (the last mention of each token and line) is a lookup table filled on the way.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Iterable, Mapping, Sequence, Set
+from typing import Any, NamedTuple
+
+import attrs
+
+from tracetrim._snapshot import text_of_output
+from tracetrim.decision._text import lines_of, stems, tokens
+
+RECENT_MESSAGES = 4
+"""The messages whose authored tokens, with the next action's, make the "recent" token set."""
+
+
+def result_text(block: Mapping[str, Any]) -> str:
+    """A tool result's text ("" when its output is not all text: such pairs are never candidates)."""
+    return text_of_output(block["output"]) or ""
+
+
+def authored_text(message: Mapping[str, Any]) -> str:
+    """What the agent (or the user) wrote in a message: text blocks and tool-call inputs."""
+    parts = []
+    for block in message.get("content", ()):
+        kind = block.get("type")
+        if kind == "text":
+            parts.append(block.get("text", ""))
+        elif kind == "tool_call":
+            parts.append(block.get("input", ""))
+    return "\n".join(parts)
+
+
+def _authored_tokens(message: Mapping[str, Any]) -> set[str]:
+    """Tokens of what a message's author wrote (none for system prompts)."""
+    return tokens(authored_text(message)) if message.get("role") != "system" else set()
+
+
+_FIRST_FIVE = operator.itemgetter(slice(5))
+
+
+def _stem_overlap(found: set[str], prefixes: set[str], theirs: set[str]) -> float:
+    """The share of the stems ``theirs`` that ``stems(found)`` holds (every stem weighs the same).
+
+    ``prefixes`` are the first five letters of every token of ``found``: a stem of ``theirs`` among them
+    is a stem of ``found`` unless only all-digit tokens (which have no stem) begin with it.
+    """
+    if not theirs:
+        return 0.0
+    shared = prefixes & theirs
+    held = len(shared)
+    for stem in shared:
+        if stem.isdigit() and not any(w[:5] == stem and not w.isdigit() for w in found):
+            held -= 1
+    return held / len(theirs)
+
+
+@attrs.frozen
+class Targets:
+    """The token sets every pair is compared with: the goal, the next action, recent messages."""
+
+    goal: set[str]
+    following: set[str]
+    recent: set[str]
+    goal_stems: set[str]
+    recent_stems: set[str]
+
+    @classmethod
+    def of(cls, messages: Sequence[Mapping[str, Any]], goal: str, next_action: str) -> Targets:
+        """The targets of a history, its goal and its next action."""
+        following = tokens(next_action)
+        recent: set[str] = set()
+        for message in messages[-RECENT_MESSAGES:]:
+            recent |= _authored_tokens(message)
+        recent |= following
+        goal_tokens = tokens(goal)
+        return cls(goal_tokens, following, recent, stems(goal_tokens), stems(recent))
+
+    @property
+    def weighted(self) -> set[str]:
+        """Every token whose idf some feature reads."""
+        return self.goal | self.following | self.recent
+
+
+class Found(NamedTuple):
+    """What a judged message's results hold, reduced to what the features read.
+
+    The shared tokens are kept in the order ``target & found`` iterates them: the features sum
+    their float weights in that order, and float addition depends on it. (A tuple: one is made per
+    judged message, and a tuple of strings and numbers is no work for the garbage collector.)
+    """
+
+    goal: tuple[str, ...] = ()
+    following: tuple[str, ...] = ()
+    recent: tuple[str, ...] = ()
+    goal_stems: float = 0.0
+    recent_stems: float = 0.0
+    recent_used: int = 0
+    new: tuple[str, ...] = ()
+    """Tokens of the results that no earlier message held."""
+
+
+def reduce_found(found: set[str], targets: Targets, new: set[str]) -> Found:
+    """The reduction of ``found``, the union of one message's result tokens."""
+    # Stems are five-letter prefixes: taking every token's (in C) and keeping the targets' is cheaper
+    # than `stems(found)`, a Python test of every token.
+    prefixes = set(map(_FIRST_FIVE, found))
+    return Found(
+        tuple(targets.goal & found),
+        tuple(targets.following & found),
+        tuple(targets.recent & found),
+        _stem_overlap(found, prefixes, targets.goal_stems),
+        _stem_overlap(found, prefixes, targets.recent_stems),
+        len(found & targets.recent),
+        tuple(new),
+    )
+
+
+NOTHING_FOUND = Found()
+"""The reduction of an empty result."""
+
+
+def count_after(r: int, places: Iterable[int]) -> int:
+    """How many of ``places`` (message indices) come after message ``r``."""
+    # map and sum run in C: these counts touch many lines of every judged result.
+    return sum(map(r.__lt__, places))
+
+
+class HistoryIndex:
+    """One pass over the history for the messages in ``judged`` (the pairs' result messages)."""
+
+    def __init__(self, messages: Sequence[Mapping[str, Any]], judged: Set[int], targets: Targets) -> None:
+        self.found: dict[int, Found] = {}
+        """Judged message to what its results hold."""
+        self.result_lines: dict[tuple[int, str], tuple[tuple[str, ...], int]] = {}
+        """A judged result's lines (by message and text), and how many of them earlier results held."""
+        self.last_authored: dict[str, int] = {}
+        """Token to the last assistant message that wrote it."""
+        self.line_last: dict[str, int] = {}
+        """Line to the last message whose results hold it."""
+        self.repeated_lines: set[str] = set()
+        """Lines that the results of more than one message hold (most lines of most histories do not)."""
+        self.line_authored: dict[str, int] = {}
+        """Line to the last assistant message that wrote it."""
+        self._messages = messages
+        self._first: dict[str, int] | None = None
+        weighted = targets.weighted
+        df = dict.fromkeys(weighted, 0)
+        seen_before: set[str] = set()
+        for i, message in enumerate(messages):
+            is_judged = i in judged
+            text_of_author = authored_text(message)
+            authored = tokens(text_of_author) if message.get("role") != "system" else set()
+            seen = set(authored)
+            found: set[str] = set()
+            results: list[tuple[str, set[str]]] = []
+            for block in message.get("content", ()):
+                if block.get("type") != "tool_result":
+                    continue
+                text = result_text(block)
+                tokens_of_result = tokens(text)
+                if is_judged:
+                    # Built as the features always built it: its order decides float sums.
+                    found = found | tokens_of_result
+                seen |= tokens_of_result
+                results.append((text, lines_of(text)))
+            if is_judged:
+                self.found[i] = reduce_found(found, targets, found - seen_before)
+            for text, lines in results:
+                # Lines "seen before" sat in an earlier message's results, not in this one's.
+                again = self.line_last.keys() & lines
+                self.repeated_lines |= again
+                if is_judged:
+                    self.result_lines[(i, text)] = (tuple(lines), len(again))
+            for _, lines in results:
+                self.line_last.update(dict.fromkeys(lines, i))
+            seen_before |= seen
+            for token in seen & weighted:
+                df[token] += 1
+            if message.get("role") == "assistant":
+                self.last_authored.update(dict.fromkeys(authored, i))
+                self.line_authored.update(dict.fromkeys(lines_of(text_of_author), i))
+        count = max(len(messages), 1)
+        default = math.log(1 + count) + 1
+        self.idf = {t: math.log((1 + count) / (1 + n)) + 1 if n else default for t, n in df.items()}
+        """Inverse document frequency of each weighted token (a token no message holds weighs most)."""
+
+    def line_counts(self, r: int, text: str) -> tuple[int, int, int, int]:
+        """Of the lines of a result in message ``r``: how many there are, how many earlier messages'
+        results held, how many later messages' results hold, and how many the agent wrote later."""
+        known = self.result_lines.get((r, text))
+        if known is not None:
+            lines, earlier = known
+            # Only lines more than one message holds can be repeated later: most lines are not.
+            again = filter(self.repeated_lines.__contains__, lines)
+            repeated = count_after(r, map(self.line_last.__getitem__, again))
+        else:
+            # Only a hand-made view names a text that is not one of its message's results.
+            lines = tuple(lines_of(text))
+            first = self._line_first()
+            earlier = sum(1 for line in lines if first.get(line, r) < r)
+            repeated = sum(1 for line in lines if self.line_last.get(line, r) > r)
+        written = filter(self.line_authored.__contains__, lines)
+        quoted = count_after(r, map(self.line_authored.__getitem__, written))
+        return len(lines), earlier, repeated, quoted
+
+    def _line_first(self) -> dict[str, int]:
+        """Line to the first message whose results hold it: a second pass, made only when needed."""
+        if self._first is None:
+            self._first = {}
+            for i, message in enumerate(self._messages):
+                for block in message.get("content", ()):
+                    if block.get("type") == "tool_result":
+                        for line in lines_of(result_text(block)):
+                            self._first.setdefault(line, i)
+        return self._first
