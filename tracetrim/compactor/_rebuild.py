@@ -71,8 +71,11 @@ class Rebuilt:
 
 def _shortened_block(block: Block, pair: Pair, ref: str, how: Shortening) -> Block | None:
     assert pair.result_text is not None
-    text = shortened_text(pair.result_text, pair, ref, how)
     limit = len(pair.result_text) * (EXCERPT_MAX_SHARE if how.budget and how.index else 1.0)
+    smallest = how.head + how.tail + len(shortened_note(pair.tool, pair.call_id, pair.result_chars, 0, ref))
+    if smallest >= limit:  # no excerpt can be short enough: spare the work
+        return None
+    text = shortened_text(pair.result_text, pair, ref, how)
     if len(text) >= limit:
         return None
     new = dict(block)
