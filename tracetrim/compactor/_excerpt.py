@@ -21,7 +21,9 @@ import attrs
 from tracetrim._snapshot import Message
 
 _TERM = re.compile(r"[A-Za-z0-9_]{3,}")
-_IDENTIFIER_LIKE = re.compile(r"[0-9_]|[a-z][A-Z]")
+IDENTIFIER_LIKE = re.compile(r"[0-9_]|[a-z][A-Z]")
+"""A word that names something (a digit, an underscore, camelCase) rather than saying something: what
+the excerpt keeps and what the labels count as used (`tracetrim.learn.evidence`)."""
 _ERROR_LINE = re.compile(r"error|exception|traceback|fail|assert", re.IGNORECASE)
 GAP = "…\n"
 """Where the excerpt skipped lines."""
@@ -68,7 +70,7 @@ def _novel(line: str, at: int, index: Salience) -> set[str]:
     return {
         key
         for term in _TERM.findall(line)
-        if index.only_in.get(key := term.lower()) == at and _IDENTIFIER_LIKE.search(term)
+        if index.only_in.get(key := term.lower()) == at and IDENTIFIER_LIKE.search(term)
     }
 
 
@@ -92,11 +94,10 @@ def _units(text: str) -> tuple[list[str], list[int]]:
     return units, line_of
 
 
-def _choose(lines: list[str], at: int, index: Salience, chosen: set[int], budget: int) -> None:
+def _choose(text: str, lines: list[str], at: int, index: Salience, chosen: set[int], budget: int) -> None:
     """Add to ``chosen``, within ``budget`` characters, the pieces that bring the most identifiers not
     yet kept (and error lines) per square root of their length; a repeated piece or identifier counts
     once, so a file that says one name on every line does not fill the budget with it."""
-    text = "".join(lines)
     anything_novel = bool(_novel(text, at, index))
     if not anything_novel and not _ERROR_LINE.search(text):
         return  # nothing here that the rest of the history lacks: the head will do
@@ -175,7 +176,7 @@ def excerpt(text: str, at: int, index: Salience | None, *, head: int, tail: int,
                 suffixes.add(n)
         start = end
     chosen = set(pieces)
-    _choose(units, at, index, chosen, budget)
+    _choose(text, units, at, index, chosen, budget)
     parts: list[str] = []
     previous, cut_after = -1, False
     for n in sorted(chosen):

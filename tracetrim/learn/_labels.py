@@ -17,10 +17,10 @@ from typing import Any
 
 import attrs
 
+from tracetrim.compactor._excerpt import IDENTIFIER_LIKE
 from tracetrim.decision._features import LINE_MIN, result_text
 
 _WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_]{3,}")
-_IDENTIFIER_LIKE = re.compile(r"[0-9_]|[a-z][A-Z]")
 
 
 @attrs.frozen
@@ -75,7 +75,7 @@ def evidence(messages: Sequence[Mapping[str, Any]], cut: int) -> dict[str, Evide
             later_inputs.extend(inputs)
     later_text = "\n".join(later_inputs + later_prose)
     later_words = set(_WORD.findall(later_text))
-    used_words = {w for w in later_words if _IDENTIFIER_LIKE.search(w)}
+    used_words = {w for w in later_words if IDENTIFIER_LIKE.search(w)}
 
     seen: set[str] = set()
     seen_lines: set[str] = set()
