@@ -2,7 +2,8 @@
 
 Run: ``python examples/pydantic_ai_agent.py`` (needs ``pip install tracetrim[pydantic-ai]``; no network,
 no keys). The model is pydantic-ai's own ``FunctionModel`` with a fixed script; the decision model is
-scripted too, so the run is the same every time. Drop ``decisions`` to use the embedded default model.
+scripted too, so the run is the same every time; run it with ``--embedded`` to let tracetrim's embedded
+default judge decide instead.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import tempfile
 
+from _agent_demo import LOG, decision_model, report  # examples/_agent_demo.py, shared by the four
 from pydantic_ai import Agent
 from pydantic_ai.messages import (
     ModelMessage,
@@ -23,14 +25,13 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 import tracetrim as tt
 from tracetrim.archive import FileArchive, RecallTool
-from tracetrim.decision import ScriptedDecisionModel
 from tracetrim.harness_adapter.pydantic_ai import tracetrim_capability
 
-LOG = "\n".join(f"12:00:{i:02d} worker-{i % 4} heartbeat ok" for i in range(60))
 SCRIPT = [
     ToolCallPart("read_log", {"service": "api"}, tool_call_id="c1"),
     ToolCallPart("read_log", {"service": "cron"}, tool_call_id="c2"),
     ToolCallPart("recall_tool_result", {"call_id": "c1"}, tool_call_id="c3"),
+    ToolCallPart("recall_tool_result", {"call_id": "c9"}, tool_call_id="c4"),
     TextPart("recalled the api log"),
 ]
 seen: list[list[ModelMessage]] = []
@@ -47,7 +48,7 @@ async def main() -> None:
     with tempfile.TemporaryDirectory() as root:
         archive = FileArchive(root)
         scope = tt.Scope("ops", "watcher", "session-1")
-        decisions = ScriptedDecisionModel.by_call_id({"c1": (0.9, 0.1), "c2": (0.1, 0.1)}, default=(0.9, 0.9))
+        decisions = decision_model()
         compactor = tt.Compactor(
             decisions,
             config=tt.CompactorConfig(eligible_tools={"read_log"}, preserve_recent_messages=2),
@@ -77,16 +78,9 @@ async def main() -> None:
             if isinstance(p, ToolReturnPart)
         }
         print(f"the model last saw tool results {sorted(sent)}; answer: {result.output!r}")
-        shortened = "[tracetrim:" in sent["c1"]
-        print(f"c1 as the model saw it: {len(sent['c1'])} characters, shortened={shortened}")
-        print(f"c2 dropped: {'c2' not in sent}")
         entries = await archive.list(scope)
         print(f"archived snapshots: {[entry.ref[:12] for entry in entries]}")
-        ok = "c2" not in sent and "[tracetrim:" in sent["c1"] and LOG in sent["c3"]
-        print(f"recall tool returned the full api log: {LOG in sent['c3']}")
-        print("restored c1: OK" if ok else "restored c1: FAILED")
-        if not ok:
-            raise SystemExit(1)
+        report(sent)
 
 
 if __name__ == "__main__":

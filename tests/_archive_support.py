@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
+import os
 import random
 import uuid
 from collections.abc import AsyncIterator
@@ -143,3 +144,43 @@ async def redis_namespace() -> AsyncIterator[tuple[Any, str]]:
         if keys:
             await client.delete(*keys)
         await client.aclose()
+
+
+POSTGRES_URLS = ("postgresql://root@127.0.0.1:5432/test", "postgresql://postgres@127.0.0.1:5432/test")
+"""Where the real PostgreSQL of the test setup answers (trust auth); TRACETRIM_TEST_POSTGRES_URL overrides."""
+
+
+async def postgres_url() -> str:
+    """The URL of the real PostgreSQL on 127.0.0.1:5432 (database ``test``); skips (fails in CI) when down."""
+    import psycopg
+
+    candidates = (
+        [os.environ["TRACETRIM_TEST_POSTGRES_URL"]] if "TRACETRIM_TEST_POSTGRES_URL" in os.environ else []
+    )
+    problems = []
+    for url in [*candidates, *POSTGRES_URLS]:
+        try:
+            conn = await psycopg.AsyncConnection.connect(url, connect_timeout=2)
+        except psycopg.Error as exc:
+            problems.append(f"{url}: {str(exc).strip().splitlines()[-1]}")
+            continue
+        await conn.close()
+        return url
+    service_unavailable(f"no PostgreSQL on 127.0.0.1:5432 ({'; '.join(problems)})")
+    raise AssertionError("unreachable")  # service_unavailable skips or fails
+
+
+@contextlib.asynccontextmanager
+async def postgres_table() -> AsyncIterator[tuple[Any, str, str]]:
+    """A connection to the real PostgreSQL, its URL and a fresh table name, the table dropped afterwards."""
+    import psycopg
+    from psycopg import sql
+
+    url = await postgres_url()
+    table = f"tracetrim_test_{uuid.uuid4().hex[:16]}"
+    conn = await psycopg.AsyncConnection.connect(url, autocommit=True)
+    try:
+        yield conn, url, table
+    finally:
+        await conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(table)))
+        await conn.close()

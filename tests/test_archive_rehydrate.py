@@ -187,3 +187,45 @@ async def test_recall_tool_is_ready_to_register() -> None:
     assert "call_id" in (function.__doc__ or "")
     assert list(inspect.signature(function).parameters) == ["call_id", "archive_ref"]
     assert await function("c0", None) == "a\nb"
+
+
+def _with_repeated_ids(original: list[Message], ids: list[str]) -> list[Message]:
+    """The history with its message ids replaced, cycling through ``ids`` (hosts reuse ids)."""
+    return [{**m, "id": ids[n % len(ids)]} for n, m in enumerate(original)]
+
+
+@pytest.mark.parametrize("ids", [["same"], ["a", "b"], ["x", "y", "x", "z"]])
+def test_rehydrate_with_repeated_message_ids_restores_the_original(ids: list[str]) -> None:
+    original = _with_repeated_ids(make_history(7, seed=11), ids)
+    actions = {"c0": "drop_call", "c1": "drop_result", "c2": "drop_call", "c4": "drop_call"}
+    current = _compacted(original, actions)
+    assert rehydrate(current, original) == original + APPENDED
+    partial = rehydrate(current, original, ["c0", "c2"])
+    assert partial == _compacted(original, {"c1": "drop_result", "c4": "drop_call"})
+
+
+def test_rehydrate_with_tau_bench_style_ids_reused_as_message_ids() -> None:
+    # tau-bench names a tool message after its call id, and reuses call ids across turns.
+    original = make_history(6, seed=12)
+    for message in original:
+        tool_ids = [b["id"] for b in message["content"] if b["type"] in ("tool_call", "tool_result")]
+        if tool_ids:
+            message["id"] = tool_ids[0]
+    current = _compacted(original, {"c0": "drop_call", "c3": "drop_call", "c5": "drop_result"})
+    assert rehydrate(current, original) == original + APPENDED
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    pairs=st.integers(min_value=1, max_value=8),
+    seed=st.integers(0, 10_000),
+    choices=st.lists(st.sampled_from(["keep", "drop_result", "drop_call"]), min_size=8, max_size=8),
+    ids=st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, max_size=4),
+)
+def test_rehydrate_inverts_any_compaction_with_repeated_ids(
+    pairs: int, seed: int, choices: list[str], ids: list[str]
+) -> None:
+    original = _with_repeated_ids(make_history(pairs, seed=seed, result_chars=60), ids)
+    actions = {f"c{i}": a for i, a in enumerate(choices[:pairs]) if a != "keep"}
+    current = compact_by_hand(original, actions, "f" * 64) + copy.deepcopy(APPENDED)
+    assert rehydrate(current, original) == original + APPENDED

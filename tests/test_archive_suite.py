@@ -1,4 +1,4 @@
-"""One test suite run against every archive: file, memory, SQLite and real Redis."""
+"""One test suite run against every archive: file, memory, SQLite, real Redis and real PostgreSQL."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 import pytest
 
-from tests._archive_support import make_history, redis_namespace
+from tests._archive_support import make_history, postgres_table, redis_namespace
 from tracetrim._json import canonical_bytes
 from tracetrim._scope import Scope
 from tracetrim._snapshot import SnapshotError
@@ -27,6 +27,7 @@ from tracetrim.archive import (
     InvalidReferenceError,
     KeyValueArchive,
     MemoryStore,
+    PostgresStore,
     RedisStore,
     ScopeMismatchError,
     SQLiteStore,
@@ -103,7 +104,7 @@ def _kv_backend(
     )
 
 
-@pytest.fixture(params=["file", "memory", "sqlite", "redis"])
+@pytest.fixture(params=["file", "memory", "sqlite", "redis", "postgres"])
 async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Backend]:
     kind = request.param
     if kind == "file":
@@ -139,6 +140,35 @@ async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
 
         yield _kv_backend("sqlite", sqlite_store, "t:", sqlite_corrupt, sqlite_count)
         await sqlite_store.aclose()
+    elif kind == "postgres":
+        from psycopg import sql
+
+        async with postgres_table() as (conn, url, table):
+            pg_store = PostgresStore(url, table=table)
+            name = sql.Identifier(table)
+
+            async def pg_corrupt(key: str) -> None:
+                # a second, independent connection edits the stored bytes, as damage from outside would
+                cursor = await conn.execute(
+                    sql.SQL("SELECT value FROM {} WHERE key = %s").format(name), (key,)
+                )
+                (data,) = await cursor.fetchone()
+                await conn.execute(
+                    sql.SQL("UPDATE {} SET value = %s WHERE key = %s").format(name),
+                    (_flip(bytes(data), len(data) // 2), key),
+                )
+
+            async def pg_count() -> int:
+                cursor = await conn.execute("SELECT to_regclass(%s)", (table,))
+                exists = await cursor.fetchone()
+                if exists is None or exists[0] is None:
+                    return 0  # the store creates its table on first use: nothing was ever written
+                cursor = await conn.execute(sql.SQL("SELECT count(*) FROM {}").format(name))
+                row = await cursor.fetchone()
+                return int(row[0]) if row else 0
+
+            yield _kv_backend("postgres", pg_store, "t:", pg_corrupt, pg_count)
+            await pg_store.aclose()
     else:
         async with redis_namespace() as (client, namespace):
             redis_store = RedisStore(client)
@@ -349,11 +379,11 @@ async def test_saving_does_not_mutate_or_alias_the_callers_history(backend: Back
 
 
 def test_environment_has_no_stray_redis_import() -> None:
-    # `import tracetrim.archive` must work without redis installed, so it must not import it
+    # `import tracetrim.archive` must work without redis or psycopg installed, so it must not import them
     import subprocess
     import sys
 
-    code = "import sys, tracetrim.archive; print('redis' in sys.modules)"
+    code = "import sys, tracetrim.archive; print('redis' in sys.modules or 'psycopg' in sys.modules)"
     out = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,

@@ -134,7 +134,9 @@ def test_user_mistakes_are_one_line(
         path.write_text(setup)
     code, _, err = _run([a.replace("{file}", str(path)) for a in args], capsys)
     assert code == 2
-    assert message in err and err.count("\n") == 1 and "Traceback" not in err
+    # `--format auto` (the default) says on stderr which format it read; the error is then one line
+    errors = [line for line in err.splitlines() if "(--format auto)" not in line]
+    assert message in err and len(errors) == 1 and "Traceback" not in err
 
 
 def test_invalid_history_is_reported_as_an_error_outcome(
@@ -142,7 +144,10 @@ def test_invalid_history_is_reported_as_an_error_outcome(
 ) -> None:
     path = tmp_path / "bad.json"
     path.write_text(json.dumps([{"role": "user", "content": "not a list"}]))
-    code, out, _ = _run(["compact", str(path), "--eligible-tools", "read_file"], capsys)
+    # (told by shape this is OpenAI chat; declared neutral, it is an invalid neutral history)
+    code, out, _ = _run(
+        ["compact", str(path), "--format", "neutral", "--eligible-tools", "read_file"], capsys
+    )
     document: dict[str, Any] = json.loads(out)
     assert code == 1 and document["reason"] == "INVALID_TRANSCRIPT" and "message 0" in document["detail"]
 

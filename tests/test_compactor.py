@@ -8,11 +8,13 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import attrs
 import pytest
 
 import tracetrim as tt
 from tests._histories import assistant, blocks_by_id, call, result, text, thinking, tool_history, user
 from tracetrim._json import canonical_json
+from tracetrim._marker import tombstone_call_id
 from tracetrim.archive import KeyValueArchive, MemoryStore
 from tracetrim.decision import BinaryQuestion, DecisionResponse, ScriptedDecisionModel
 
@@ -219,6 +221,17 @@ async def test_text_and_thinking_survive_drop_call_and_empty_messages_go() -> No
     assert [m["id"] for m in kept] == ["m0", "a1", "r0", "r1", "r2", "r3"]
     assert kept[1]["content"] == [thinking("hmm"), text("let me read")]
     assert outcome.plan.stats.messages_after == 6
+
+    # With tombstones a message that held a dropped call keeps its place and the stone.
+    marked = attrs.evolve(CONFIG, tombstones=True)
+    outcome = await _compactor(_drop_all(), config=marked).plan(tt.CompactionRequest(messages))
+    assert outcome.plan is not None
+    kept = outcome.plan.messages
+    assert [m["id"] for m in kept] == ["m0", "a1", "a3", "r0", "r1", "r2", "r3"]
+    assert kept[1]["content"][:2] == [thinking("hmm"), text("let me read")]
+    assert [tombstone_call_id(b) for m in kept for b in m["content"]] == [None, None, None, "c1", "c2"] + [
+        None
+    ] * 4
 
 
 async def test_two_thresholds_keep_the_band() -> None:

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 import tracetrim as tt
 from tests._histories import assistant, call, result, text, thinking, user
 from tracetrim._json import canonical_json
+from tracetrim._marker import is_tombstone, tombstone_call_id
 from tracetrim.decision import ScriptedDecisionModel
 
 _KINDS = (
@@ -118,8 +119,13 @@ def test_planner_invariants(messages: list[dict[str, Any]], probabilities: list[
     proposal_blocks = set(_blocks(proposal))
     for block in untouched:
         assert block in proposal_blocks, f"a protected, text or thinking block changed: {block[:2]}"
+    stones = [b for m in proposal for b in m["content"] if is_tombstone(b)]
+    dropped = [d.call_id for d in outcome.plan.decisions if d.action is tt.Action.DROP_CALL]
+    named = [str(tombstone_call_id(b)) for b in stones]
+    assert len(named) == len(set(named)) and set(named) <= set(dropped)  # at most one per dropped pair
+    hosts = [{**m, "content": [b for b in m["content"] if not is_tombstone(b)]} for m in proposal]
     assert [b for b in _blocks(original) if b[0] in ("text", "thinking")] == [
-        b for b in _blocks(proposal) if b[0] in ("text", "thinking")
+        b for b in _blocks(hosts) if b[0] in ("text", "thinking")
     ]
 
     again = _plan(copy.deepcopy(original), probabilities, recent)

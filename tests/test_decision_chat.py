@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import math
+import random
+from typing import Any
 
 import pytest
 
@@ -132,3 +134,69 @@ async def test_api_key_is_sent_and_never_shown() -> None:
     assert set(response.answers) == set(QUESTIONS)
     assert "wrong-key-9" not in str(caught.value) and "authentication failed" in str(caught.value)
     assert key not in repr(_model(server, api_key=key))
+
+
+class _OddReplies(ChatStandIn):
+    """A chat stand-in that drops the logprobs of the replies whose request numbers are listed,
+    or answers 429 at random to a share of all requests (a seeded stand-in for a throttling proxy)."""
+
+    def __init__(self, *, no_logprobs: frozenset[int] = frozenset(), busy_share: float = 0.0) -> None:
+        super().__init__()
+        self.no_logprobs = no_logprobs
+        self.busy_share = busy_share
+        self.rng = random.Random(15)
+
+    async def _decide(self, path: str, headers: dict[str, str], number: int) -> tuple[int, Any, str | None]:
+        if self.busy_share and self.rng.random() < self.busy_share:
+            return 429, {"error": {"message": "Rate limit reached.", "type": "rate_limit_error"}}, None
+        status, payload, text = await super()._decide(path, headers, number)
+        if number in self.no_logprobs and isinstance(payload, dict) and payload.get("choices"):
+            payload["choices"][0]["logprobs"] = None
+        return status, payload, text
+
+
+def _kinds(server: ChatStandIn) -> list[bool]:
+    return [bool(r["body"].get("logprobs")) for r in server.requests]
+
+
+async def test_one_reply_without_logprobs_changes_one_plan_not_the_model_for_good() -> None:
+    with _OddReplies(no_logprobs=frozenset({1})) as server:
+        model = _model(server, max_concurrency=1)
+        first = await model(STATE, QUESTIONS)
+        second = await model({**STATE, "goal": "another plan"}, QUESTIONS)
+    # The first plan reads every answer as a JSON probability (none from logprobs)...
+    assert first.metadata["fallback"] == "json_probability"
+    for name, question in QUESTIONS.items():
+        assert first.answers[name] == pytest.approx(_expected(question), abs=1e-4)
+    # ...and the next plan asks for logprobs again and reads every answer from them.
+    assert "fallback" not in second.metadata
+    assert _kinds(server)[-len(QUESTIONS) :] == [True] * len(QUESTIONS)
+
+
+async def test_a_plan_never_mixes_logprobs_and_json_answers() -> None:
+    # The first reply has logprobs, the second not: answering on would mix two kinds of probability.
+    with _OddReplies(no_logprobs=frozenset({2})) as server, pytest.raises(DecisionModelError, match="mix"):
+        await _model(server, max_concurrency=1)(STATE, QUESTIONS)
+    assert all(_kinds(server))  # no question was re-asked for a JSON probability
+
+
+async def test_the_retry_budget_is_per_plan_not_per_question() -> None:
+    # Five 429s in a row for the first question: more than its own 3 retries, less than the plan's 9.
+    with ChatStandIn(busy_first=5) as server:
+        response = await _model(server, max_concurrency=1)(STATE, QUESTIONS)
+    assert set(response.answers) == set(QUESTIONS)
+    assert response.metadata["retries"] == 5
+
+
+async def test_a_plan_survives_half_of_all_requests_throttled() -> None:
+    questions = {f"call_t{i}": BinaryQuestion(f"question {i}") for i in range(60)}
+    with _OddReplies(busy_share=0.5) as server:
+        response = await _model(server, max_concurrency=4)(STATE, questions)
+    assert set(response.answers) == set(questions)
+    assert response.metadata["retries"] > 20  # the throttling really happened
+
+
+async def test_a_server_that_keeps_failing_still_ends_the_plan() -> None:
+    with ChatStandIn(busy_first=10**6) as server, pytest.raises(DecisionModelError, match="failed after"):
+        await _model(server, max_concurrency=1)(STATE, QUESTIONS)
+    assert len(server.requests) == len(QUESTIONS) * FAST.max_retries + 1

@@ -16,7 +16,7 @@ from tracetrim.archive import ArchiveNotFoundError, InvalidReferenceError
 from tracetrim.decision import DecisionModelError
 
 # Internal control flow, never raised out of the library; it must not be caught as an error.
-_CONTROL_FLOW = frozenset({"tracetrim.compactor._flow.Stop", "tracetrim._json._NotPlain"})
+_CONTROL_FLOW = frozenset({"tracetrim._json._NotPlain", "tracetrim._json._TooDeep"})
 
 
 def _modules() -> list[ModuleType]:

@@ -328,10 +328,14 @@ def test_cli_compacts_a_real_mini_swe_agent_run(capsys: pytest.CaptureFixture[st
     assert code == 0 and document["status"] in ("DECIDED", "INCONCLUSIVE")
     assert document["decisions"] and {d["tool"] for d in document["decisions"]} == {"bash"}
     assert all(d["call_id"].startswith("mswe-") for d in document["decisions"])
-    # Read only: what comes back is the neutral snapshot.
+    # What comes back speaks the agent's own text protocol, every command still followed by its output.
     messages = document["messages"]
-    validate_messages(messages)
-    assert messages[0]["id"] == "m0" and isinstance(messages[0]["content"], list)
+    assert document["format"] == "mini-swe-agent"
+    assert all(set(m) >= {"role", "content"} and isinstance(m["content"], str) for m in messages)
+    neutral = validate_messages(formats.from_mini_swe_agent(messages))
+    calls = [b["id"] for m in neutral for b in m["content"] if b["type"] == "tool_call"]
+    results = [b["id"] for m in neutral for b in m["content"] if b["type"] == "tool_result"]
+    assert calls == results
 
 
 def test_cli_reads_a_swe_agent_traj(capsys: pytest.CaptureFixture[str]) -> None:
@@ -341,7 +345,8 @@ def test_cli_reads_a_swe_agent_traj(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["compact", str(path), "--format", "swe-agent", "--eligible-tools", ",".join(sorted(tools))])
     document = json.loads(capsys.readouterr().out)
     assert code == 0 and document["status"] in ("DECIDED", "INCONCLUSIVE")
-    validate_messages(document["messages"])
+    assert document["format"] == "swe-agent"  # written back as a SWE-agent history
+    validate_messages(formats.from_swe_agent_history(document["messages"]))
 
 
 def test_cli_refuses_a_file_that_is_not_a_mini_swe_agent_run(

@@ -220,6 +220,14 @@ def test_held_out_frontier_slice_beats_masking() -> None:
         for n in (3, 5, 10):
             masked = evaluate(mine, keep_last(n))
             assert not (masked.recall >= ours.recall and masked.removed >= ours.removed), (dataset, n)
+    # The token budget (compact to 2/3) keeps more than masking's curve at the size it reaches.
+    mini = [c for c in selected if c.trajectory.dataset == "mini-swe-agent"]
+    budgeted = held_out_point(mini, models, 2, budget_share=2 / 3)
+    curve = sorted((p.removed, p.recall) for p in (evaluate(mini, keep_last(n)) for n in (3, 5, 10, 15)))
+    below = max((x, y) for x, y in curve if x <= budgeted.removed)
+    above = min((x, y) for x, y in curve if x >= budgeted.removed)
+    share = (budgeted.removed - below[0]) / (above[0] - below[0]) if above[0] > below[0] else 0.0
+    assert budgeted.recall > below[1] + (above[1] - below[1]) * share, (budgeted, curve)
 
 
 def test_without_a_next_action_the_judge_assumes_the_agents_stated_plan() -> None:

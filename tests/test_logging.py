@@ -46,6 +46,8 @@ def test_compact_with_a_busy_model_server_prints_pure_json(tmp_path: Path) -> No
                 "systemone",
                 "--model-base-url",
                 server.url,
+                "--format",
+                "neutral",  # an explicit format: --format auto says on stderr which one it chose
             ],
             capture_output=True,
             text=True,

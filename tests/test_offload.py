@@ -15,8 +15,8 @@ from tracetrim._json import canonical_json
 from tracetrim._snapshot import text_of_output
 from tracetrim._tokens import estimate_tokens
 from tracetrim.archive import KeyValueArchive, MemoryStore, RecallTool, rehydrate
+from tracetrim.compactor._budget import history_tokens
 from tracetrim.compactor._offload import OffloadConfig, OffloadMode, OffloadStrategy, restore_offloaded
-from tracetrim.compactor._offload._select import history_tokens
 from tracetrim.compactor._offload._summary import summary_ref
 from tracetrim.decision import Summary
 

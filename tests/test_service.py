@@ -28,6 +28,7 @@ except ImportError:  # the service extra is optional; every test here then skips
     uvicorn = None  # type: ignore[assignment]
 
 SCOPE = {"user_id": "u1", "agent_id": "a1", "session_id": "s1"}
+JSON = {"Content-Type": "application/json"}
 OTHER_SCOPE = {"user_id": "u2", "agent_id": "a1", "session_id": "s1"}
 REQUEST_FIELDS = (
     "messages",
@@ -65,7 +66,7 @@ def scripted_model() -> ScriptedDecisionModel:
 
 
 def request_body(**changes: Any) -> dict[str, Any]:
-    """The payment_retry scenario as a `POST /compact_context` body."""
+    """The payment_retry scenario as a `POST /v1/compact_context` body."""
     scenario = load_scenario("payment_retry")
     body = {key: scenario[key] for key in REQUEST_FIELDS}
     body["options"] = {**scenario["options"], **FIRST_ROUND_CUTS}
@@ -159,7 +160,7 @@ def test_the_default_model_comes_from_the_environment(
 def test_shadow_proposes_without_changing_or_archiving(client: httpx.Client, base_url: str) -> None:
     original = load_scenario("payment_retry")["messages"]
     shadow_scope = {"user_id": "shadow", "agent_id": "a", "session_id": "s"}
-    response = client.post(f"{base_url}/compact_context", json=request_body(scope=shadow_scope))
+    response = client.post(f"{base_url}/v1/compact_context", json=request_body(scope=shadow_scope))
     assert response.status_code == 200
     answer = response.json()
     assert answer["schema_version"] == 1
@@ -172,19 +173,19 @@ def test_shadow_proposes_without_changing_or_archiving(client: httpx.Client, bas
     assert all(actions[cid] == "drop_call" for cid in labels["irrelevant"] + labels["superseded"])
     assert all(actions[cid] == "drop_result" for cid in labels["needed"])
     assert all(actions[cid] == "keep" for cid in labels["critical"] + labels["protected"])
-    listed = client.post(f"{base_url}/archive/list", json={"scope": shadow_scope}).json()
+    listed = client.post(f"{base_url}/v1/archive/list", json={"scope": shadow_scope}).json()
     assert listed == {"schema_version": 1, "snapshots": []}
 
 
 def test_shadow_with_the_lexical_model_needs_no_archive(client: httpx.Client, bare_url: str) -> None:
-    answer = client.post(f"{bare_url}/compact_context", json=request_body()).json()
+    answer = client.post(f"{bare_url}/v1/compact_context", json=request_body()).json()
     assert answer["status"] == "DECIDED" and answer["changed"] is False
     assert answer["stats"]["candidates"] > 0 and len(answer["decisions"]) == 19
 
 
 def test_enforce_archives_adopts_and_restores(client: httpx.Client, base_url: str) -> None:
     original = load_scenario("payment_retry")["messages"]
-    answer = client.post(f"{base_url}/compact_context", json=enforce_body()).json()
+    answer = client.post(f"{base_url}/v1/compact_context", json=enforce_body()).json()
     assert (answer["status"], answer["reason"], answer["changed"]) == ("DECIDED", "ARCHIVED_PROPOSAL", True)
     ref = answer["archive_ref"]
     assert len(ref) == 64 and answer["proposal"] is None
@@ -192,14 +193,14 @@ def test_enforce_archives_adopts_and_restores(client: httpx.Client, base_url: st
     assert len(json.dumps(answer["messages"])) < len(json.dumps(original))
     assert ref in json.dumps(answer["messages"])  # markers name the reference
 
-    whole = client.post(f"{base_url}/restore", json={"scope": SCOPE, "archive_ref": ref})
+    whole = client.post(f"{base_url}/v1/restore", json={"scope": SCOPE, "archive_ref": ref})
     assert whole.status_code == 200
     assert whole.json() == {"schema_version": 1, "archive_ref": ref, "messages": original}
 
     changed = [d["call_id"] for d in answer["decisions"] if d["action"] != "keep"]
     assert changed
     picked = client.post(
-        f"{base_url}/restore", json={"scope": SCOPE, "archive_ref": ref, "call_ids": changed[::-1]}
+        f"{base_url}/v1/restore", json={"scope": SCOPE, "archive_ref": ref, "call_ids": changed[::-1]}
     ).json()
     assert [c["call_id"] for c in picked["calls"]] == changed[::-1]
     blocks = {
@@ -212,7 +213,7 @@ def test_enforce_archives_adopts_and_restores(client: httpx.Client, base_url: st
         assert item["call"] == blocks[("tool_call", item["call_id"])]
         assert item["result"] == blocks[("tool_result", item["call_id"])]
 
-    listed = client.post(f"{base_url}/archive/list", json={"scope": SCOPE}).json()["snapshots"]
+    listed = client.post(f"{base_url}/v1/archive/list", json={"scope": SCOPE}).json()["snapshots"]
     assert ref in [s["ref"] for s in listed]
     assert all(s["size"] > 0 and s["created_at"] > 0 for s in listed)
 
@@ -220,26 +221,28 @@ def test_enforce_archives_adopts_and_restores(client: httpx.Client, base_url: st
 def test_enforce_twice_is_idempotent_and_a_second_pass_changes_less(
     client: httpx.Client, base_url: str
 ) -> None:
-    first = client.post(f"{base_url}/compact_context", json=enforce_body()).json()
-    again = client.post(f"{base_url}/compact_context", json=enforce_body()).json()
+    first = client.post(f"{base_url}/v1/compact_context", json=enforce_body()).json()
+    again = client.post(f"{base_url}/v1/compact_context", json=enforce_body()).json()
     assert first["archive_ref"] == again["archive_ref"] and first["messages"] == again["messages"]
-    second = client.post(f"{base_url}/compact_context", json=enforce_body(messages=first["messages"])).json()
+    second = client.post(
+        f"{base_url}/v1/compact_context", json=enforce_body(messages=first["messages"])
+    ).json()
     assert second["changed"] is False and second["status"] in ("INCONCLUSIVE", "SKIPPED")
     assert second["messages"] == first["messages"]
 
 
 def test_no_eligible_tools_is_a_skip_not_an_error(client: httpx.Client, base_url: str) -> None:
-    answer = client.post(f"{base_url}/compact_context", json=request_body(eligible_tool_names=[])).json()
+    answer = client.post(f"{base_url}/v1/compact_context", json=request_body(eligible_tool_names=[])).json()
     assert (answer["status"], answer["reason"], answer["changed"]) == ("SKIPPED", "NO_CANDIDATES", False)
     assert answer["messages"] == load_scenario("payment_retry")["messages"]
 
 
 def test_options_reach_the_planner(client: httpx.Client, base_url: str) -> None:
     strict = request_body(options={"minimum_reduction": 0.99, "preserve_recent_messages": 6})
-    answer = client.post(f"{base_url}/compact_context", json=strict).json()
+    answer = client.post(f"{base_url}/v1/compact_context", json=strict).json()
     assert (answer["status"], answer["reason"]) == ("INCONCLUSIVE", "INSUFFICIENT_REDUCTION")
     everything_protected = request_body(options={"preserve_recent_messages": 1000})
-    answer = client.post(f"{base_url}/compact_context", json=everything_protected).json()
+    answer = client.post(f"{base_url}/v1/compact_context", json=everything_protected).json()
     assert answer["reason"] == "NO_CANDIDATES"
 
 
@@ -250,7 +253,7 @@ def test_a_model_failure_is_an_error_outcome_with_the_original_messages(
 
     silent = ScriptedDecisionModel({})  # answers nothing: the planner rejects the plan
     with running(ServiceSettings(model=silent, archive=FileArchive(tmp_path))) as url:
-        answer = client.post(f"{url}/compact_context", json=enforce_body()).json()
+        answer = client.post(f"{url}/v1/compact_context", json=enforce_body()).json()
     assert (answer["status"], answer["reason"], answer["changed"]) == ("ERROR", "INVALID_ANSWER", False)
     assert answer["messages"] == load_scenario("payment_retry")["messages"]
     assert answer["archive_ref"] == ""
@@ -269,12 +272,12 @@ def test_enforce_and_restore_through_redis(client: httpx.Client) -> None:
     archive = make_archive(redis_url="redis://127.0.0.1:6379/0")
     settings = ServiceSettings(model=scripted_model(), archive=archive, close_on_shutdown=True)
     with running(settings) as url:
-        answer = client.post(f"{url}/compact_context", json=enforce_body(scope)).json()
+        answer = client.post(f"{url}/v1/compact_context", json=enforce_body(scope)).json()
         assert answer["reason"] == "ARCHIVED_PROPOSAL"
         ref = answer["archive_ref"]
-        restored = client.post(f"{url}/restore", json={"scope": scope, "archive_ref": ref}).json()
+        restored = client.post(f"{url}/v1/restore", json={"scope": scope, "archive_ref": ref}).json()
         assert restored["messages"] == load_scenario("payment_retry")["messages"]
-        listed = client.post(f"{url}/archive/list", json={"scope": scope}).json()["snapshots"]
+        listed = client.post(f"{url}/v1/archive/list", json={"scope": scope}).json()["snapshots"]
         assert [s["ref"] for s in listed] == [ref]
     from tracetrim import Scope
 
@@ -296,9 +299,9 @@ def test_an_unreachable_archive_is_503_without_details(client: httpx.Client) -> 
     archive = make_archive(redis_url=f"redis://127.0.0.1:{port}/0")
     settings = ServiceSettings(model=scripted_model(), archive=archive, close_on_shutdown=True)
     with running(settings) as url:
-        response = client.post(f"{url}/archive/list", json={"scope": SCOPE})
+        response = client.post(f"{url}/v1/archive/list", json={"scope": SCOPE})
         assert "ConnectionError" in error_of(response, 503, "archive_unavailable")
-        answer = client.post(f"{url}/compact_context", json=enforce_body()).json()
+        answer = client.post(f"{url}/v1/compact_context", json=enforce_body()).json()
     assert (answer["status"], answer["reason"], answer["changed"]) == ("ERROR", "ARCHIVE_ERROR", False)
     assert answer["messages"] == load_scenario("payment_retry")["messages"]
 
@@ -307,7 +310,9 @@ async def test_simultaneous_requests_are_served_independently(base_url: str) -> 
     scopes = [{"user_id": f"user-{i}", "agent_id": "a", "session_id": "s"} for i in range(6)]
     bodies = [enforce_body(scope) for scope in scopes] + [request_body() for _ in range(4)]
     async with httpx.AsyncClient(timeout=60) as http:
-        responses = await asyncio.gather(*(http.post(f"{base_url}/compact_context", json=b) for b in bodies))
+        responses = await asyncio.gather(
+            *(http.post(f"{base_url}/v1/compact_context", json=b) for b in bodies)
+        )
         answers = [r.json() for r in responses]
         assert all(r.status_code == 200 for r in responses)
         enforced, shadowed = answers[:6], answers[6:]
@@ -320,7 +325,7 @@ async def test_simultaneous_requests_are_served_independently(base_url: str) -> 
         assert len({json.dumps(a["proposal"], sort_keys=True) for a in shadowed}) == 1
         restores = await asyncio.gather(
             *(
-                http.post(f"{base_url}/restore", json={"scope": s, "archive_ref": a["archive_ref"]})
+                http.post(f"{base_url}/v1/restore", json={"scope": s, "archive_ref": a["archive_ref"]})
                 for s, a in zip(scopes, enforced, strict=True)
             )
         )
@@ -342,7 +347,7 @@ async def test_simultaneous_requests_are_served_independently(base_url: str) -> 
     ],
 )
 def test_bad_json_is_400(client: httpx.Client, base_url: str, body: bytes, code: str, needle: str) -> None:
-    response = client.post(f"{base_url}/compact_context", content=body)
+    response = client.post(f"{base_url}/v1/compact_context", content=body, headers=JSON)
     assert needle in error_of(response, 400, code)
 
 
@@ -383,42 +388,44 @@ def test_bad_json_is_400(client: httpx.Client, base_url: str, body: bytes, code:
 def test_invalid_fields_are_422_naming_the_field(
     client: httpx.Client, base_url: str, changes: dict[str, Any], code: str, field: str, needle: str
 ) -> None:
-    response = client.post(f"{base_url}/compact_context", json=request_body(**changes))
+    response = client.post(f"{base_url}/v1/compact_context", json=request_body(**changes))
     assert needle in error_of(response, 422, code, field)
 
 
 def test_a_body_that_is_not_an_object_is_422(client: httpx.Client, base_url: str) -> None:
-    for path in ("/compact_context", "/restore", "/archive/list"):
+    for path in ("/v1/compact_context", "/v1/restore", "/v1/archive/list", "/restore", "/archive/list"):
         error_of(client.post(f"{base_url}{path}", json=[1, 2]), 422, "invalid_body")
 
 
 def test_invalid_messages_are_422_with_the_snapshot_error(client: httpx.Client, base_url: str) -> None:
     messages = copy.deepcopy(load_scenario("payment_retry")["messages"])
     messages[1]["content"][1]["input"] = 5
-    response = client.post(f"{base_url}/compact_context", json=request_body(messages=messages))
+    response = client.post(f"{base_url}/v1/compact_context", json=request_body(messages=messages))
     message = error_of(response, 422, "invalid_messages", "messages[1].content[1].input")
     assert "message 1" in message and "block 1" in message
     body = request_body()
     del body["messages"]
-    error_of(client.post(f"{base_url}/compact_context", json=body), 422, "missing_field", "messages")
-    response = client.post(f"{base_url}/compact_context", json=request_body(messages=[{"role": "robot"}]))
+    error_of(client.post(f"{base_url}/v1/compact_context", json=body), 422, "missing_field", "messages")
+    response = client.post(f"{base_url}/v1/compact_context", json=request_body(messages=[{"role": "robot"}]))
     error_of(response, 422, "invalid_messages", "messages[0].role")
 
 
 def test_enforce_and_restore_without_an_archive_are_409(client: httpx.Client, bare_url: str) -> None:
-    error_of(client.post(f"{bare_url}/compact_context", json=enforce_body()), 409, "archive_not_configured")
+    error_of(
+        client.post(f"{bare_url}/v1/compact_context", json=enforce_body()), 409, "archive_not_configured"
+    )
     ref = "0" * 64
     error_of(
-        client.post(f"{bare_url}/restore", json={"scope": SCOPE, "archive_ref": ref}),
+        client.post(f"{bare_url}/v1/restore", json={"scope": SCOPE, "archive_ref": ref}),
         409,
         "archive_not_configured",
     )
-    error_of(client.post(f"{bare_url}/archive/list", json={"scope": SCOPE}), 409, "archive_not_configured")
+    error_of(client.post(f"{bare_url}/v1/archive/list", json={"scope": SCOPE}), 409, "archive_not_configured")
 
 
 def test_restore_mistakes(client: httpx.Client, base_url: str) -> None:
-    ref = client.post(f"{base_url}/compact_context", json=enforce_body()).json()["archive_ref"]
-    url = f"{base_url}/restore"
+    ref = client.post(f"{base_url}/v1/compact_context", json=enforce_body()).json()["archive_ref"]
+    url = f"{base_url}/v1/restore"
     error_of(client.post(url, json={"archive_ref": ref}), 422, "missing_field", "scope")
     error_of(client.post(url, json={"scope": SCOPE}), 422, "missing_field", "archive_ref")
     assert "64 lower-case hex" in error_of(
@@ -468,7 +475,7 @@ def test_restore_mistakes(client: httpx.Client, base_url: str) -> None:
     error_of(
         client.post(url, json={"scope": SCOPE, "archive_ref": ref, "extra": 1}), 422, "unknown_field", "extra"
     )
-    error_of(client.post(f"{base_url}/archive/list", json={}), 422, "missing_field", "scope")
+    error_of(client.post(f"{base_url}/v1/archive/list", json={}), 422, "missing_field", "scope")
 
 
 def test_a_snapshot_planted_in_another_scope_is_409(
@@ -476,18 +483,18 @@ def test_a_snapshot_planted_in_another_scope_is_409(
 ) -> None:
     from tracetrim import Scope
 
-    ref = client.post(f"{base_url}/compact_context", json=enforce_body()).json()["archive_ref"]
+    ref = client.post(f"{base_url}/v1/compact_context", json=enforce_body()).json()["archive_ref"]
     source = archive_dir / scope_key(Scope(**SCOPE)) / f"{ref}.json"
     planted = archive_dir / scope_key(Scope(**OTHER_SCOPE))
     planted.mkdir(mode=0o700, exist_ok=True)
     shutil.copyfile(source, planted / source.name)
-    response = client.post(f"{base_url}/restore", json={"scope": OTHER_SCOPE, "archive_ref": ref})
+    response = client.post(f"{base_url}/v1/restore", json={"scope": OTHER_SCOPE, "archive_ref": ref})
     assert "another scope" in error_of(response, 409, "scope_mismatch")
 
 
 def test_unknown_paths_and_methods_are_json(client: httpx.Client, base_url: str) -> None:
     assert "/nowhere" in error_of(client.get(f"{base_url}/nowhere"), 404, "not_found")
-    response = client.get(f"{base_url}/compact_context")
+    response = client.get(f"{base_url}/v1/compact_context")
     assert "POST" in error_of(response, 405, "method_not_allowed")
     assert response.headers["allow"] == "POST"
 
@@ -498,7 +505,7 @@ def test_unknown_paths_and_methods_are_json(client: httpx.Client, base_url: str)
 def test_a_declared_length_over_the_limit_is_413(client: httpx.Client, small_url: str) -> None:
     body = json.dumps(request_body()).encode()
     assert len(body) > 2000
-    response = client.post(f"{small_url}/compact_context", content=body)
+    response = client.post(f"{small_url}/v1/compact_context", content=body, headers=JSON)
     message = error_of(response, 413, "body_too_large")
     assert str(len(body)) in message and "2000" in message
 
@@ -510,13 +517,14 @@ def test_a_streamed_body_over_the_limit_is_413(client: httpx.Client, small_url: 
             yield b"x" * 500
         yield b'"}'
 
-    error_of(client.post(f"{small_url}/compact_context", content=chunks()), 413, "body_too_large")
+    response = client.post(f"{small_url}/v1/compact_context", content=chunks(), headers=JSON)
+    error_of(response, 413, "body_too_large")
 
 
 def test_a_body_under_the_limit_is_read(client: httpx.Client, small_url: str) -> None:
     body = {"messages": [], "eligible_tool_names": ["read_file"], "goal": "x" * 1500}
     assert len(json.dumps(body)) < 2000
-    answer = client.post(f"{small_url}/compact_context", json=body).json()
+    answer = client.post(f"{small_url}/v1/compact_context", json=body).json()
     assert answer["status"] == "SKIPPED" and answer["messages"] == []
 
 
@@ -542,14 +550,60 @@ async def test_reading_stops_at_the_limit() -> None:
         "http_version": "1.1",
         "method": "POST",
         "scheme": "http",
-        "path": "/compact_context",
-        "raw_path": b"/compact_context",
+        "path": "/v1/compact_context",
+        "raw_path": b"/v1/compact_context",
         "query_string": b"",
         "root_path": "",
-        "headers": [(b"transfer-encoding", b"chunked")],
+        "headers": [
+            (b"host", b"127.0.0.1"),
+            (b"content-type", b"application/json"),
+            (b"transfer-encoding", b"chunked"),
+        ],
         "client": ("127.0.0.1", 1),
         "server": ("127.0.0.1", 80),
     }
     await app(scope, receive, send)
     assert sent[0]["status"] == 413
     assert received == 3  # 3,000 bytes: the first chunk past 2,500
+
+
+# --- formats, paths --------------------------------------------------------------------------------
+
+
+def test_openai_messages_in_and_out_of_the_native_api(client: httpx.Client, base_url: str) -> None:
+    """``format`` reads the history as OpenAI chat and answers in it; the archive keeps it neutral."""
+    from tracetrim.formats import from_openai_chat, to_openai_chat
+
+    neutral = load_scenario("payment_retry")["messages"]
+    for message in neutral:  # OpenAI chat carries no image parts in tool outputs
+        for block in message["content"]:
+            if block.get("type") == "tool_result" and isinstance(block.get("output"), list):
+                block["output"] = [p for p in block["output"] if p.get("type") == "text"]
+    chat = to_openai_chat(neutral)
+    scope = {"user_id": "openai-user", "agent_id": "a", "session_id": "s"}
+    for fmt in ("openai", "auto"):
+        answer = client.post(
+            f"{base_url}/v1/compact_context", json=enforce_body(scope, messages=chat, format=fmt)
+        ).json()
+        assert answer["reason"] == "ARCHIVED_PROPOSAL" and answer["format"] == "openai", answer
+        assert all(m["role"] in ("system", "user", "assistant", "tool") for m in answer["messages"])
+        assert len(json.dumps(answer["messages"])) < len(json.dumps(chat))
+        restored = client.post(
+            f"{base_url}/v1/restore", json={"scope": scope, "archive_ref": answer["archive_ref"]}
+        ).json()["messages"]
+        assert restored == from_openai_chat(chat)
+    shadow = client.post(f"{base_url}/v1/compact_context", json=request_body(messages=chat, format="openai"))
+    assert shadow.json()["messages"] == chat and shadow.json()["proposal"][0]["role"] in ("system", "user")
+    bad = client.post(f"{base_url}/v1/compact_context", json=request_body(messages=chat, format="klingon"))
+    assert "auto" in error_of(bad, 422, "invalid_field", "format")
+
+
+def test_the_old_paths_still_answer(client: httpx.Client, base_url: str) -> None:
+    """``/restore`` and ``/archive/list`` are aliases of ``/v1/...``; ``/compact_context`` is ReMe's now."""
+    ref = client.post(f"{base_url}/v1/compact_context", json=enforce_body()).json()["archive_ref"]
+    old = client.post(f"{base_url}/restore", json={"scope": SCOPE, "archive_ref": ref}).json()
+    assert old == client.post(f"{base_url}/v1/restore", json={"scope": SCOPE, "archive_ref": ref}).json()
+    listed = client.post(f"{base_url}/archive/list", json={"scope": SCOPE}).json()
+    assert ref in [s["ref"] for s in listed["snapshots"]]
+    reme = client.post(f"{base_url}/compact_context", json=request_body()).json()
+    assert set(reme) == {"answer", "success", "metadata"}

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import json
-import signal
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests._serve import serve_process
 from tests.conftest import REPO, load_scenario, service_unavailable
 from tracetrim.cli import main
 
@@ -30,45 +28,15 @@ def _has_service_extra() -> bool:
     return True
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     """``python -m tracetrim serve`` with a file archive and a 200,000-byte body limit."""
     if not _has_service_extra():
         service_unavailable("starlette/uvicorn are not installed (pip install tracetrim[service])")
-    port = _free_port()
     archive = tmp_path / "archive"
-    command = [sys.executable, "-m", "tracetrim", "serve", "--port", str(port), "--archive", str(archive)]
-    command += ["--max-body-bytes", "200000", "--model-backend", "lexical", "--log-level", "warning"]
-    process = subprocess.Popen(
-        command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 20
-    try:
-        while True:
-            if process.poll() is not None:
-                raise AssertionError(f"serve exited early: {process.communicate()[1]}")
-            try:
-                httpx.get(f"{url}/healthz", timeout=1)
-                break
-            except httpx.TransportError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.1)
+    flags = ("--archive", str(archive), "--max-body-bytes", "200000", "--model-backend", "lexical")
+    with serve_process(*flags, "--log-level", "warning", cwd=tmp_path) as (url, _):
         yield url, archive
-    finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def test_serve_runs_the_service_with_its_flags(served: tuple[str, Path]) -> None:
@@ -89,14 +57,18 @@ def test_serve_runs_the_service_with_its_flags(served: tuple[str, Path]) -> None
     }
     body["options"] = dict(body["options"], mode="enforce")
     body["scope"] = SCOPE
-    answer = httpx.post(f"{url}/compact_context", json=body, timeout=30).json()
+    answer = httpx.post(f"{url}/v1/compact_context", json=body, timeout=30).json()
     assert answer["status"] == "DECIDED" and answer["changed"] is True
     assert any(archive.rglob(f"{answer['archive_ref']}.json"))
     restored = httpx.post(
-        f"{url}/restore", json={"scope": SCOPE, "archive_ref": answer["archive_ref"]}
+        f"{url}/v1/restore", json={"scope": SCOPE, "archive_ref": answer["archive_ref"]}
     ).json()
     assert restored["messages"] == scenario["messages"]
-    too_big = httpx.post(f"{url}/compact_context", content=json.dumps({"goal": "x" * 200_001}))
+    too_big = httpx.post(
+        f"{url}/v1/compact_context",
+        content=json.dumps({"goal": "x" * 200_001}),
+        headers={"Content-Type": "application/json"},
+    )
     assert too_big.status_code == 413 and too_big.json()["error"]["code"] == "body_too_large"
 
 

@@ -1,8 +1,11 @@
 """tracetrim: shrink an LLM agent's tool history safely, with everything archived and restorable."""
 
-from tracetrim import archive, decision, formats
+# compactor first: tracetrim._record (imported by _audit) builds on it, and compactor imports _record.
+from tracetrim import archive, compactor, decision, formats
 from tracetrim._audit import JsonLinesObserver
 from tracetrim._errors import TracetrimError
+from tracetrim._followup import Followup, quoted_calls
+from tracetrim._record import PairRecord, RecordDetail
 from tracetrim._scope import Scope
 from tracetrim._snapshot import SnapshotError, validate_messages
 from tracetrim.compactor import (
@@ -37,6 +40,7 @@ __all__ = [
     "Compactor",
     "CompactorConfig",
     "ExecutionOptions",
+    "Followup",
     "JsonLinesObserver",
     "Mode",
     "OffloadConfig",
@@ -44,10 +48,12 @@ __all__ = [
     "OffloadStrategy",
     "Outcome",
     "PairDecision",
+    "PairRecord",
     "Plan",
     "PlanStats",
     "Reason",
     "Record",
+    "RecordDetail",
     "Scope",
     "SnapshotError",
     "Status",
@@ -56,8 +62,10 @@ __all__ = [
     "TracetrimError",
     "__version__",
     "archive",
+    "compactor",
     "decision",
     "formats",
+    "quoted_calls",
     "restore_offloaded",
     "validate_messages",
 ]

@@ -1,36 +1,55 @@
-"""Plan records as JSON lines: an observer that writes them and a summary of what they say."""
+"""Plan records as JSON lines: the observer that writes them (and follow-ups), and the tolerant reader."""
 
 from __future__ import annotations
 
 import json
-import statistics
 import threading
-from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import attrs
+from cattrs import transform_error
+from cattrs.v import format_exception
 
 from tracetrim._convert import converter, to_json_object
 from tracetrim._errors import TracetrimError
+from tracetrim._followup import Followup
 from tracetrim._json import canonical_json
-from tracetrim.compactor import Record
+from tracetrim._record import Record, RecordDetail, record_from_json, record_json
 
 
 class JsonLinesObserver:
     """An observer that appends every `Record` to a file as one JSON line (for SHADOW audits).
 
-    Each record is written and flushed at once, so a crash loses at most the plan in flight.
+    ``pairs=True`` asks records for their per-pair decisions (key, call id, tool, action, reason,
+    probabilities, sizes, age); ``content=True`` adds each pair's call input and result text, which
+    records otherwise never carry. `report` appends a `Followup` (recall tool, adapter hook) to the
+    same file, where ``tracetrim audit`` turns them into loss rates. Each line is written and flushed
+    at once, so a crash loses at most the plan in flight.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, pairs: bool = False, content: bool = False) -> None:
         self.path = Path(path)
+        self.record_detail = RecordDetail(pairs=pairs, content=content)
         self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        detail = self.record_detail
+        return f"JsonLinesObserver({str(self.path)!r}, pairs={detail.pairs}, content={detail.content})"
 
     def __call__(self, record: Record) -> None:
         """Append ``record``."""
-        line = canonical_json(to_json_object(record))
+        self._append(record_json(record))
+
+    def report(self, followup: Followup) -> None:
+        """Append ``followup``: the agent recalled or later used an earlier call's result."""
+        if not isinstance(followup, Followup):
+            raise TypeError(f"report() takes a tracetrim.Followup, got {type(followup).__name__}")
+        self._append(to_json_object(followup))
+
+    def _append(self, data: dict[str, Any]) -> None:
+        line = canonical_json(data)
         with self._lock, self.path.open("a", encoding="utf-8") as sink:
             sink.write(line + "\n")
 
@@ -39,104 +58,110 @@ class RecordError(TracetrimError, ValueError):
     """A line that is not a plan record; the message names the source and line number."""
 
 
-def read_records(lines: Iterable[str], source: str = "records") -> list[Record]:
-    """Parse JSON-lines records, skipping blank lines; `RecordError` names the first bad line."""
-    records = []
+@attrs.frozen
+class Junk:
+    """A line that is neither a plan record nor a follow-up: where it is and what is wrong with it."""
+
+    source: str
+    line: int
+    problem: str
+
+    def __str__(self) -> str:
+        return f"{self.source}, line {self.line}: {self.problem}"
+
+
+@attrs.frozen
+class AuditInput:
+    """What record files hold: plan records, follow-ups, and the junk lines that were skipped."""
+
+    records: tuple[Record, ...] = ()
+    followups: tuple[Followup, ...] = ()
+    junk: tuple[Junk, ...] = ()
+
+    def __add__(self, other: AuditInput) -> AuditInput:
+        return AuditInput(
+            self.records + other.records, self.followups + other.followups, self.junk + other.junk
+        )
+
+
+def _leaf(exc: BaseException, type_: type | None) -> str:
+    # A validator's own message names the field and the value; cattrs would say only "invalid value".
+    if type(exc) is ValueError and str(exc):
+        return str(exc)
+    return format_exception(exc, type_)
+
+
+def _problem(exc: Exception) -> str:
+    """One readable line for why a decoded line is not a record: the fields at fault, by JSON path."""
+    try:
+        messages = transform_error(exc, path="$", format_exception=_leaf)
+    except Exception:  # not a cattrs error: its own first line will do
+        messages = []
+    if not messages:
+        text = str(exc).strip().splitlines()
+        messages = [text[0] if text else type(exc).__name__]
+    shown = "; ".join(messages[:3])
+    return shown + (f"; and {len(messages) - 3} more" if len(messages) > 3 else "")
+
+
+def parse_line(text: str) -> Record | Followup:
+    """One JSON line as a `Record` (any version) or a `Followup`; `RecordError` says what is wrong."""
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise RecordError(f"not JSON ({exc})") from None
+    if not isinstance(data, Mapping):
+        raise RecordError(f"not a JSON object (a {type(data).__name__})")
+    try:
+        if "event" in data:
+            return converter.structure(data, Followup)
+        return record_from_json(data)
+    except Exception as exc:  # cattrs and validator errors alike: the line is not a record
+        kind = "follow-up" if "event" in data else "plan record"
+        raise RecordError(f"not a {kind} ({_problem(exc)})") from None
+
+
+def read_audit(lines: Iterable[str], source: str = "records") -> AuditInput:
+    """Every record and follow-up in ``lines``; blank lines are ignored, junk lines listed and skipped."""
+    records: list[Record] = []
+    followups: list[Followup] = []
+    junk: list[Junk] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            records.append(converter.structure(json.loads(line), Record))
-        except Exception as exc:  # json and cattrs errors alike: the line is not a record
-            raise RecordError(f"{source}, line {number}: not a plan record ({_first_line(exc)})") from None
-    return records
+            item = parse_line(line)
+        except RecordError as exc:
+            junk.append(Junk(source, number, str(exc)))
+            continue
+        if isinstance(item, Followup):
+            followups.append(item)
+        else:
+            records.append(item)
+    return AuditInput(tuple(records), tuple(followups), tuple(junk))
 
 
-def _first_line(exc: Exception) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
+def read_records(lines: Iterable[str], source: str = "records") -> list[Record]:
+    """Strictly parse JSON-lines plan records: `RecordError` names the first line that is not one.
+
+    Follow-up lines are skipped; `read_audit` is the tolerant reader the audit itself uses.
+    """
+    found = read_audit(lines, source)
+    if found.junk:
+        first = found.junk[0]
+        raise RecordError(str(first))
+    return list(found.records)
 
 
-@attrs.frozen
-class AuditSummary:
-    """What a set of records says: how plans ended, what they would save, and what they cost."""
-
-    plans: int
-    modes: dict[str, int]
-    outcomes: dict[str, int]
-    decided: int
-    chars_before: int
-    chars_after: int
-    median_reduction: float
-    actions: dict[str, int]
-    requests: int
-    retries: int
-    input_tokens: int
-    output_tokens: int
-    median_elapsed_ms: float
-    max_elapsed_ms: float
-    fitting_stages: dict[str, int]
-    failures: dict[str, str]
-
-    @property
-    def reduction(self) -> float:
-        """Characters saved over all decided plans, as a fraction of their size before."""
-        return 1 - self.chars_after / self.chars_before if self.chars_before else 0.0
-
-
-def summarise(records: Iterable[Record]) -> AuditSummary:
-    """Aggregate records: decided plans give the savings, every plan gives outcomes and costs."""
-    records = list(records)
-    decided = [r for r in records if r.status == "DECIDED"]
-    actions: Counter[str] = Counter()
-    for record in decided:
-        actions.update(record.actions)
-    failures = {f"{r.status}/{r.reason}": r.detail for r in records if r.status in ("ERROR", "CANCELLED")}
-    elapsed = [r.elapsed_ms for r in records]
-    return AuditSummary(
-        plans=len(records),
-        modes=dict(Counter(r.mode for r in records)),
-        outcomes=dict(Counter(f"{r.status}/{r.reason}" for r in records)),
-        decided=len(decided),
-        chars_before=sum(r.chars_before for r in decided),
-        chars_after=sum(r.chars_after for r in decided),
-        median_reduction=statistics.median(r.reduction for r in decided) if decided else 0.0,
-        actions=dict(actions),
-        requests=sum(r.requests for r in records),
-        retries=sum(r.retries for r in records),
-        input_tokens=sum(r.input_tokens for r in records),
-        output_tokens=sum(r.output_tokens for r in records),
-        median_elapsed_ms=statistics.median(elapsed) if elapsed else 0.0,
-        max_elapsed_ms=max(elapsed, default=0.0),
-        fitting_stages=dict(Counter(r.fitting_stage for r in records if r.fitting_stage)),
-        failures=failures,
-    )
-
-
-def _counts(counts: dict[str, int]) -> str:
-    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    return ", ".join(f"{name} {count}" for name, count in ordered) or "-"
-
-
-def write_summary(summary: AuditSummary, out: TextIO) -> None:
-    """The summary as a few lines of plain text."""
-    lines = [
-        f"plans: {summary.plans} ({_counts(summary.modes)})",
-        f"outcomes: {_counts(summary.outcomes)}",
-        f"decided: {summary.decided}; characters {summary.chars_before:,} -> {summary.chars_after:,} "
-        f"({summary.reduction:.1%} less overall, median {summary.median_reduction:.1%} per plan)",
-        f"actions: {_counts(summary.actions)}",
-        f"cost: {summary.requests} decision requests ({summary.retries} retries), "
-        f"{summary.input_tokens:,} input and {summary.output_tokens:,} output tokens",
-        f"time: median {summary.median_elapsed_ms:.1f} ms, max {summary.max_elapsed_ms:.1f} ms per plan",
-        f"fitting stages: {_counts(summary.fitting_stages)}",
-    ]
-    lines += [f"failure {outcome}: {detail}" for outcome, detail in sorted(summary.failures.items())]
-    out.write("\n".join(lines) + "\n")
-
-
-def summary_json(summary: AuditSummary) -> dict[str, Any]:
-    """The summary as JSON data, with the overall reduction included."""
-    data: dict[str, Any] = to_json_object(summary)
-    data["reduction"] = summary.reduction
-    return data
+def read_files(paths: Iterable[str | Path]) -> AuditInput:
+    """`read_audit` over files; `RecordError` for a file that is missing or unreadable."""
+    total = AuditInput()
+    for path in paths:
+        try:
+            with Path(path).open(encoding="utf-8") as handle:
+                total += read_audit(handle, str(path))
+        except FileNotFoundError:
+            raise RecordError(f"{path}: no such file") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise RecordError(f"{path}: cannot read ({exc})") from None
+    return total

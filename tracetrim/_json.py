@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
 import orjson
+
+from tracetrim._errors import TracetrimError
 
 # One encoder for the process: json.dumps with options builds a new encoder on every call,
 # which dominates the cost for the many small blocks the planner measures.
@@ -19,6 +22,14 @@ _PLAIN_FLOAT_MIN = 1e-4
 _PLAIN_FLOAT_MAX = 1e16
 # orjson refuses deeper values anyway; stopping the walk here also ends it on a cyclic value.
 _ORJSON_MAX_DEPTH = 254
+MAX_NESTING = 200
+"""The deepest nesting of objects and arrays a message, or a tool call's JSON input, may have.
+
+json's encoder and decoder recurse in C and hit the interpreter's recursion limit near 1,000
+levels (less on a deep stack), so the limit is checked before they run, never discovered by a
+`RecursionError`. 200 levels leave room for the 3 an archive document wraps around a message
+while staying under orjson's own limit, so every valid history takes orjson's fast path.
+"""
 # Checked once per process, so that an orjson release formatting floats another way can only
 # make digests slower, never different.
 _FLOAT_PROBES = (0.0, -0.0, 1e-4, -1.5e-4, 0.1, 1 / 3, -2.5, 123456.789, 2.0**53 + 2, 1e15, 1e16 - 2)
@@ -91,25 +102,95 @@ def _encode(value: Any, *, sort_keys: bool) -> bytes:
             return orjson.dumps(value, option=orjson.OPT_SORT_KEYS if sort_keys else None)
         except orjson.JSONEncodeError:
             pass  # e.g. a lone surrogate or a 65-bit integer: json raises or encodes it below
-    return (_ENCODER if sort_keys else _COMPACT).encode(value).encode("utf-8")
+    try:
+        return (_ENCODER if sort_keys else _COMPACT).encode(value).encode("utf-8")
+    except RecursionError:
+        # json recurses in C. Histories are checked against MAX_NESTING before they get here
+        # (`copy_compact`); any other caller gets a ValueError like every other refusal. A cycle
+        # never gets this far: json reports it as circular first.
+        raise NestingError(_ORJSON_MAX_DEPTH, _deep_path(value, _ORJSON_MAX_DEPTH)) from None
+
+
+_PATH_SHOWN = 6
+
+
+class NestingError(TracetrimError, ValueError):
+    """A JSON value nested deeper than allowed; ``path`` leads to the first container too deep."""
+
+    def __init__(self, limit: int, path: tuple[str | int, ...]) -> None:
+        self.limit = limit
+        self.path = path
+        where = "".join(f"[{step!r}]" for step in path[:_PATH_SHOWN]) or "the top"
+        if len(path) > _PATH_SHOWN:
+            where += "..."
+        super().__init__(f"nested deeper than {limit} levels (or cyclic) at {where}")
+
+
+def _too_deep(value: Any, limit: int) -> bool:
+    # Depth first, with two stacks as in _orjson_agrees: this walk runs over whole histories on
+    # json's slow path, and going deep first ends it quickly on a cycle.
+    items: list[Any] = [value]
+    depths: list[int] = [1]
+    while items:
+        item = items.pop()
+        depth = depths.pop()
+        if isinstance(item, dict):
+            item = item.values()
+        elif not isinstance(item, (list, tuple)):
+            continue
+        if depth > limit:
+            return True
+        for child in item:
+            if isinstance(child, (dict, list, tuple)):
+                items.append(child)
+                depths.append(depth + 1)
+    return False
+
+
+def _deep_path(value: Any, limit: int) -> tuple[str | int, ...]:
+    """The path to the first container nested deeper than ``limit`` (only called once one is known)."""
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    while stack:
+        item, path = stack.pop()
+        if len(path) >= limit:
+            return path
+        children = item.items() if isinstance(item, dict) else enumerate(item)
+        for key, child in reversed(list(children)):
+            if isinstance(child, (dict, list, tuple)):
+                stack.append((child, (*path, key if isinstance(key, (str, int)) else repr(key))))
+    return ()
+
+
+def check_nesting(value: Any, limit: int = MAX_NESTING) -> None:
+    """Raise `NestingError` (a ``ValueError``) when ``value`` nests containers deeper than ``limit``.
+
+    The value itself, if a container, is level 1. Iterative: any depth (or a cycle) is measured
+    without recursion.
+    """
+    if _too_deep(value, limit):
+        raise NestingError(limit, _deep_path(value, limit))
 
 
 class _NotPlain(Exception):
     """Raised inside `_plain_copy` at the first node `_orjson_agrees` would refuse."""
 
 
+class _TooDeep(Exception):
+    """Raised inside `_plain_copy` at the first container nested deeper than `MAX_NESTING`."""
+
+
 def _plain_copy(value: Any, depth: int) -> Any:
     # The same test as _orjson_agrees, made while copying; strings, the bulk of a history, are
-    # shared without a call.
+    # shared without a call. The depth check costs what orjson's own check did before it.
     kind = type(value)
     if kind is dict:
-        if depth > _ORJSON_MAX_DEPTH:
-            raise _NotPlain
+        if depth > MAX_NESTING:
+            raise _TooDeep
         depth += 1
         return {k: v if type(v) is str else _plain_copy(v, depth) for k, v in value.items()}
     if kind is list:
-        if depth > _ORJSON_MAX_DEPTH:
-            raise _NotPlain
+        if depth > MAX_NESTING:
+            raise _TooDeep
         depth += 1
         return [v if type(v) is str else _plain_copy(v, depth) for v in value]
     if _plain_scalar(value):
@@ -117,18 +198,25 @@ def _plain_copy(value: Any, depth: int) -> Any:
     raise _NotPlain
 
 
-def copy_compact(value: Any) -> tuple[Any, bytes]:
+def copy_compact(value: Any, *, limit_nesting: bool = False) -> tuple[Any, bytes]:
     """A deep copy of a JSON value and its `compact_bytes`; raises what `compact_bytes` raises.
 
     The copy is what ``json.loads(compact_bytes(value))`` gives. Where orjson writes the value
     exactly, the copy rebuilds only the dicts and lists and shares the scalars: strings and numbers
     are immutable, so the copy is as private as a decoded one, at a fraction of the memory and time.
+    With ``limit_nesting`` a value nested deeper than `MAX_NESTING` raises `NestingError`, checked
+    on the way (never found by a ``RecursionError``), however it is encoded.
     """
     try:
         copied = _plain_copy(value, 1)
         return copied, orjson.dumps(copied)
-    except (_NotPlain, orjson.JSONEncodeError, RecursionError):
-        pass  # a type or value only json writes (or refuses): decode what json wrote
+    except _TooDeep:
+        if limit_nesting:
+            raise NestingError(MAX_NESTING, _deep_path(value, MAX_NESTING)) from None
+    except (_NotPlain, orjson.JSONEncodeError, RecursionError):  # RecursionError: on a deep stack
+        if limit_nesting:
+            check_nesting(value)
+    # a type, a value or a depth only json writes (or refuses): decode what json wrote
     data = compact_bytes(value)
     return json.loads(data), data
 
@@ -178,6 +266,39 @@ def canonical_lengths(values: Sequence[Any]) -> list[int]:
         except orjson.JSONEncodeError:
             pass  # one value only json writes (or refuses): measure each its own way
     return [canonical_length(value) for value in values]
+
+
+# A backslash escape (two characters), a quote or a bracket: all a nesting count needs to see.
+_JSON_TOKEN = re.compile(r'\\.|["\[\]{}]', re.DOTALL)
+
+
+def text_nesting_exceeds(text: str | bytes, limit: int = MAX_NESTING) -> bool:
+    """True when the JSON text ``text`` opens more than ``limit`` nested objects or arrays.
+
+    Brackets inside strings do not count. Almost every text has fewer brackets than the limit in
+    all, which two ``count`` calls show; only the rest is scanned, token by token.
+    """
+    if isinstance(text, bytes):
+        if text.count(b"[") + text.count(b"{") <= limit:
+            return False
+        text = text.decode("utf-8", errors="replace")
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    depth = 0
+    in_string = False
+    for match in _JSON_TOKEN.finditer(text):
+        token = match.group()
+        if token == '"':
+            in_string = not in_string
+        elif in_string or len(token) == 2:
+            continue
+        elif token in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        else:
+            depth -= 1
+    return False
 
 
 def sha256_hex(data: bytes) -> str:

@@ -7,6 +7,7 @@ an agent reads and the pattern that recognises it cannot drift apart.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
@@ -149,3 +150,72 @@ def summary_ref(message: Mapping[str, Any]) -> str | None:
         return None
     ref = mark.get("archive_ref")
     return ref if isinstance(ref, str) else ""
+
+
+TOMBSTONE_ACTION = "drop_call"
+"""``metadata.tracetrim.action`` of the text block left where a dropped call stood."""
+
+TOMBSTONE_PREFIX = "[tracetrim: dropped "
+"""How every tombstone starts; formats without block metadata carry only this text."""
+
+GIST_CHARS = 60
+"""At most this much of a dropped call's input goes into its tombstone: enough to tell which file or
+query it was, never the bulk of a heredoc (every character of a tombstone is paid on every turn)."""
+
+_TOMBSTONE = re.compile(
+    re.escape(TOMBSTONE_PREFIX) + r"\S+ call (?P<call_id>\S+) \(.*\); "
+    r"(?:recall_tool_result\(\S+\) restores it|not archived)\]\Z",
+    re.DOTALL,
+)
+
+
+def gist(text: str) -> str:
+    """A one-line reminder of a call's input: a JSON object's values (the command, the path, the query)
+    rather than its syntax, whitespace collapsed, cut to `GIST_CHARS` with an ellipsis."""
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        value = text
+    if isinstance(value, dict):
+        value = " ".join(str(v) for v in value.values())
+    flat = " ".join(str(value).split())
+    return flat if len(flat) <= GIST_CHARS else flat[: GIST_CHARS - 1] + "…"
+
+
+def tombstone_note(tool: str, call_id: str, call_input: str, archive_ref: str) -> str:
+    """The one line left where a dropped call stood: which tool and call, a gist of its input, and
+    how to get it back (the recall tool finds a call by its id alone)."""
+    where = f"{RECALL_TOOL_NAME}({call_id}) restores it" if archive_ref else "not archived"
+    return f"{TOMBSTONE_PREFIX}{tool} call {call_id} ({gist(call_input)}); {where}]"
+
+
+def tombstone_block(tool: str, call_id: str, call_input: str, archive_ref: str) -> dict[str, Any]:
+    """The text block left where a dropped call stood, marked so it is never judged or kept on restore."""
+    return {
+        "type": "text",
+        "text": tombstone_note(tool, call_id, call_input, archive_ref),
+        "metadata": {MARKER_KEY: {"action": TOMBSTONE_ACTION, "call_id": call_id}},
+    }
+
+
+def is_tombstone(block: Mapping[str, Any]) -> bool:
+    """True for a tombstone: by its mark, or (formats without block metadata) by its whole text."""
+    if block.get("type") != "text":
+        return False
+    mark = mark_of(block)
+    if mark is not None:
+        return mark.get("action") == TOMBSTONE_ACTION
+    text = block.get("text")
+    return isinstance(text, str) and _TOMBSTONE.match(text) is not None
+
+
+def tombstone_call_id(block: Mapping[str, Any]) -> str | None:
+    """The call id a tombstone stands for (from its mark, or its text where formats dropped the mark);
+    None when ``block`` is not a tombstone."""
+    if not is_tombstone(block):
+        return None
+    mark = mark_of(block)
+    if mark is not None and isinstance(mark.get("call_id"), str):
+        return str(mark["call_id"])
+    found = _TOMBSTONE.match(str(block.get("text", "")))
+    return found.group("call_id") if found else None

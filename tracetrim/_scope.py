@@ -20,11 +20,18 @@ def _check_part(instance: Any, attribute: attrs.Attribute[str], value: str) -> N
         )
     if "\x00" in value:
         raise ValueError(f"Scope.{attribute.name} must not contain NUL")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        # Archives key and store the scope as UTF-8: refused here, not as a confusing save error.
+        raise ValueError(
+            f"Scope.{attribute.name} cannot be encoded as UTF-8 (a lone surrogate at character {exc.start})"
+        ) from None
 
 
 @attrs.frozen
 class Scope:
-    """The owner of a history: each part non-empty, at most 512 characters, no NUL."""
+    """The owner of a history: each part non-empty, at most 512 characters, no NUL, valid UTF-8 text."""
 
     user_id: str = attrs.field(validator=_check_part)
     agent_id: str = attrs.field(validator=_check_part)

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 from tracetrim._errors import TracetrimError
-from tracetrim._json import compact_bytes, compact_json, copy_compact, text_length
+from tracetrim._json import MAX_NESTING, NestingError, compact_bytes, copy_compact, text_length
 
 Message = dict[str, Any]
 """One neutral message: ``{"id", "role", "name", "content": [block, ...], "metadata"}``."""
@@ -111,13 +111,67 @@ def check_messages(messages: Any) -> None:
         check_message(message, i)
 
 
-def unencodable_error(messages: Sequence[Any]) -> SnapshotError:
-    """The `SnapshotError` for a history that failed to encode as JSON, naming the first bad message."""
-    for i, message in enumerate(messages):
+def _nesting_error(exc: NestingError, i: int) -> SnapshotError:
+    path = exc.path
+    problem = f"nested deeper than {MAX_NESTING} levels (or cyclic)"
+    if len(path) >= 2 and path[0] == "content" and isinstance(path[1], int):
+        field = str(path[2]) if len(path) > 2 else None
+        return SnapshotError(problem, message=i, block=path[1], field=field)
+    return SnapshotError(problem, message=i, field=str(path[0]) if path else None)
+
+
+def _encoding_problem(value: Any) -> Exception | None:
+    try:
+        compact_bytes(value)
+    except (TypeError, ValueError) as exc:  # UnicodeEncodeError (a lone surrogate) is a ValueError
+        return exc
+    return None
+
+
+def _unencodable_message(message: Any, i: int) -> SnapshotError | None:
+    if isinstance(message, dict):
         try:
-            compact_json(message)
-        except (TypeError, ValueError) as exc:
-            return SnapshotError(f"not JSON-serialisable ({exc})", message=i)
+            copy_compact(message, limit_nesting=True)
+        except NestingError as exc:
+            return _nesting_error(exc, i)
+        except (TypeError, ValueError):
+            pass
+    problem = _encoding_problem(message)
+    if problem is None:
+        return None
+    if not isinstance(message, dict):
+        return SnapshotError(f"not JSON-serialisable ({problem})", message=i)
+    # Narrow it down to the block and the field, as every other snapshot error does.
+    content = message.get("content")
+    for j, block in enumerate(content if isinstance(content, list) else ()):
+        block_problem = _encoding_problem(block)
+        if block_problem is None:
+            continue
+        if isinstance(block, dict):
+            for name, value in block.items():
+                field_problem = _encoding_problem({name: value})
+                if field_problem is not None:
+                    return SnapshotError(
+                        f"not JSON-serialisable ({field_problem})", message=i, block=j, field=str(name)
+                    )
+        return SnapshotError(f"not JSON-serialisable ({block_problem})", message=i, block=j)
+    for name, value in message.items():
+        field_problem = _encoding_problem({name: value})
+        if field_problem is not None:
+            return SnapshotError(f"not JSON-serialisable ({field_problem})", message=i, field=str(name))
+    return SnapshotError(f"not JSON-serialisable ({problem})", message=i)
+
+
+def unencodable_error(messages: Sequence[Any]) -> SnapshotError:
+    """The `SnapshotError` for a history that failed to encode as JSON, naming the first bad place.
+
+    Names the message, and the block and field where one is to blame: a value JSON cannot carry
+    (NaN, a set, a lone surrogate that UTF-8 cannot encode) or nesting deeper than `MAX_NESTING`.
+    """
+    for i, message in enumerate(messages):
+        error = _unencodable_message(message, i)
+        if error is not None:
+            return error
     return SnapshotError("history is not JSON-serialisable")
 
 
@@ -168,7 +222,7 @@ def copy_messages(messages: Any) -> Copied:
 
     def encoded() -> Iterator[bytes]:
         for message in messages:
-            copy, data = copy_compact(message)
+            copy, data = copy_compact(message, limit_nesting=True)
             copied.append(copy)
             sizes.append(text_length(data))
             yield data

@@ -1,4 +1,4 @@
-"""Archives of whole histories (file, memory, SQLite, Redis) and the helpers that restore from them."""
+"""Archives of whole histories (file, memory, SQLite, Redis, PostgreSQL, by URL) and restore helpers."""
 
 from tracetrim.archive._calls import CallBlocks, restore_calls
 from tracetrim.archive._errors import (
@@ -14,6 +14,7 @@ from tracetrim.archive._errors import (
 from tracetrim.archive._file import FileArchive
 from tracetrim.archive._kv import KeyValueArchive
 from tracetrim.archive._memory_store import MemoryStore
+from tracetrim.archive._postgres_store import PostgresStore
 from tracetrim.archive._protocol import (
     DEFAULT_MAX_BYTES,
     SNAPSHOT_VERSION,
@@ -29,8 +30,10 @@ from tracetrim.archive._rehydrate import rehydrate
 from tracetrim.archive._retention import prune
 from tracetrim.archive._sqlite_store import SQLiteStore
 from tracetrim.archive._store import KeyValueStore, StoredItem
+from tracetrim.archive._url import ARCHIVE_SCHEMES, ArchiveUrlError, close_archive, open_archive
 
 __all__ = [
+    "ARCHIVE_SCHEMES",
     "DEFAULT_MAX_BYTES",
     "SNAPSHOT_VERSION",
     "Archive",
@@ -39,6 +42,7 @@ __all__ = [
     "ArchiveError",
     "ArchiveLimitError",
     "ArchiveNotFoundError",
+    "ArchiveUrlError",
     "CallBlocks",
     "CallNotFoundError",
     "FileArchive",
@@ -46,6 +50,7 @@ __all__ = [
     "KeyValueArchive",
     "KeyValueStore",
     "MemoryStore",
+    "PostgresStore",
     "RecallTool",
     "RedisStore",
     "SQLiteStore",
@@ -53,6 +58,8 @@ __all__ = [
     "StoredItem",
     "UnsafePathError",
     "check_ref",
+    "close_archive",
+    "open_archive",
     "prune",
     "rehydrate",
     "restore_calls",

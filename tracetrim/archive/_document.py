@@ -10,7 +10,7 @@ import attrs
 
 from tracetrim._json import canonical_bytes, sha256_hex
 from tracetrim._scope import Scope
-from tracetrim._snapshot import Message, check_messages, unencodable_error
+from tracetrim._snapshot import Message, SnapshotError, check_messages, unencodable_error
 from tracetrim.archive._errors import ArchiveCorruptedError, ArchiveLimitError, ScopeMismatchError
 from tracetrim.archive._protocol import SNAPSHOT_VERSION, scope_label, snapshot_document
 
@@ -65,6 +65,10 @@ def decode_snapshot(scope: Scope, ref: str, data: bytes, max_bytes: int) -> list
         document: Any = json.loads(data)
     except ValueError:
         raise ArchiveCorruptedError(f"{where} is corrupted: not valid JSON") from None
+    except RecursionError:
+        # Caught rather than checked: a scan before every restore would cost more than the decode,
+        # and only tampered bytes (canonical_bytes writes nothing this deep) get here.
+        raise ArchiveCorruptedError(f"{where} is corrupted: nested deeper than any snapshot") from None
     if not isinstance(document, dict) or document.get("version") != SNAPSHOT_VERSION:
         version = document.get("version") if isinstance(document, dict) else None
         raise ArchiveCorruptedError(f"{where} has unsupported version {version!r}")
@@ -73,4 +77,8 @@ def decode_snapshot(scope: Scope, ref: str, data: bytes, max_bytes: int) -> list
     messages = document.get("messages")
     if not isinstance(messages, list):
         raise ArchiveCorruptedError(f"{where} is corrupted: 'messages' is not a list")
+    try:
+        check_messages(messages)  # bytes written under their own digest are not proof of a history
+    except SnapshotError as exc:
+        raise ArchiveCorruptedError(f"{where} is corrupted: {exc}") from None
     return messages

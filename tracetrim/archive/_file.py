@@ -11,9 +11,10 @@ import os
 import re
 import secrets
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import TypeVar
 
 from tracetrim._json import sha256_hex
 from tracetrim._scope import Scope
@@ -35,6 +36,7 @@ _SNAPSHOT_NAME = re.compile(r"([0-9a-f]{64})\.json")
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # Below this size a second thread costs more than hashing beside the write saves.
 HASH_BESIDE_WRITE_BYTES = 1_000_000
+_T = TypeVar("_T")
 
 
 def _snapshot_name(ref: str) -> str:
@@ -85,22 +87,35 @@ def _lock_fresh_temp(dir_fd: int, name: str, fd: int) -> bool:
     return on_disk.st_ino == os.fstat(fd).st_ino
 
 
-def _regular_size(dir_fd: int, name: str) -> int | None:
+def _intact(dir_fd: int, name: str, data: bytes) -> bool:
+    """True when ``name`` is a regular file holding exactly ``data``.
+
+    A size check alone would let a copy corrupted in place (same length, other bytes) pass for
+    stored, and a plan adopt a proposal whose original can no longer be restored.
+    """
     try:
-        info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        fd = _open_private(dir_fd, name, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
-        return None
-    return info.st_size if stat.S_ISREG(info.st_mode) else None
+        return False
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return False  # a symlink in a snapshot's place: replaced by the real file
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size != len(data):
+            return False
+        return handle.read(len(data) + 1) == data
 
 
-def _commit(dir_fd: int, tmp_fd: int, tmp: str, name: str, size: int) -> None:
+def _commit(dir_fd: int, tmp_fd: int, tmp: str, name: str, data: bytes) -> None:
     """Make a fully written, fsynced temp file visible under its final name, durably."""
     try:
         # link, unlike rename, never replaces: the first copy of a snapshot keeps its creation time
         os.link(tmp, name, src_dir_fd=tmp_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
     except FileExistsError:
-        if _regular_size(dir_fd, name) != size:
-            os.replace(tmp, name, src_dir_fd=tmp_fd, dst_dir_fd=dir_fd)
+        if not _intact(dir_fd, name, data):
+            os.replace(tmp, name, src_dir_fd=tmp_fd, dst_dir_fd=dir_fd)  # atomic: never a half copy
     except OSError as exc:
         if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK):
             raise
@@ -110,10 +125,6 @@ def _commit(dir_fd: int, tmp_fd: int, tmp: str, name: str, size: int) -> None:
     os.fsync(dir_fd)
 
 
-def _stored(dir_fd: int, name: str, size: int) -> bool:
-    return _regular_size(dir_fd, name) == size
-
-
 def _write(dir_fd: int, tmp_fd: int, data: bytes, ref: str | Future[str]) -> None:
     """Store ``data`` under the name of ``ref`` through a locked, fsynced temp file; once only.
 
@@ -121,7 +132,7 @@ def _write(dir_fd: int, tmp_fd: int, data: bytes, ref: str | Future[str]) -> Non
     meanwhile, and whether they are stored already is asked before the fsync, so a repeated
     save never makes the disk write them again.
     """
-    if isinstance(ref, str) and _stored(dir_fd, _snapshot_name(ref), len(data)):
+    if isinstance(ref, str) and _intact(dir_fd, _snapshot_name(ref), data):
         return
     while True:
         tmp = f"{_TMP_PREFIX}{secrets.token_hex(8)}"
@@ -134,11 +145,11 @@ def _write(dir_fd: int, tmp_fd: int, data: bytes, ref: str | Future[str]) -> Non
                 while view:
                     view = view[os.write(fd, view) :]
                 name = _snapshot_name(ref if isinstance(ref, str) else ref.result())
-                if _stored(dir_fd, name, len(data)):
+                if _intact(dir_fd, name, data):
                     os.unlink(tmp, dir_fd=tmp_fd)
                     return
                 os.fsync(fd)
-                _commit(dir_fd, tmp_fd, tmp, name, len(data))
+                _commit(dir_fd, tmp_fd, tmp, name, data)
             except BaseException:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp, dir_fd=tmp_fd)
@@ -325,33 +336,37 @@ class FileArchive:
             raise ArchiveError(f"could not read {where}: {exc}") from exc
         return decode_snapshot(scope, ref, data, self.max_bytes)
 
+    def _in_scope(self, scope: Scope, what: str, work: Callable[[int], _T], absent: _T) -> _T:
+        """Run ``work`` on the scope folder's descriptor, opened and closed in this one thread.
+
+        Opening in one thread and closing in the awaiting task leaked the descriptor whenever the
+        task was cancelled while the open ran (and could close it under a worker still using it).
+        """
+        try:
+            dir_fd = self._scope_dir(scope, False)
+            if dir_fd is None:
+                return absent
+            try:
+                return work(dir_fd)
+            finally:
+                os.close(dir_fd)
+        except ArchiveError:
+            raise
+        except OSError as exc:
+            raise ArchiveError(f"could not {what} in {scope_label(scope)}: {exc}") from exc
+
     async def list(self, scope: Scope) -> list[ArchiveEntry]:
         """The snapshots of ``scope``, oldest first (creation = file modification time)."""
-        dir_fd = await asyncio.to_thread(self._scope_dir, scope, False)
-        if dir_fd is None:
-            return []
-        try:
-            return await asyncio.to_thread(_list, dir_fd)
-        finally:
-            os.close(dir_fd)
+        return await asyncio.to_thread(self._in_scope, scope, "list snapshots", _list, [])
 
     async def delete(self, scope: Scope, ref: str) -> bool:
         """Remove the snapshot ``ref`` of ``scope``; True when it existed."""
         check_ref(ref)
-        dir_fd = await asyncio.to_thread(self._scope_dir, scope, False)
-        if dir_fd is None:
-            return False
-        try:
-            return await asyncio.to_thread(_delete, dir_fd, _snapshot_name(ref))
-        finally:
-            os.close(dir_fd)
+        name = _snapshot_name(ref)
+        return await asyncio.to_thread(
+            self._in_scope, scope, f"delete snapshot {ref}", lambda fd: _delete(fd, name), False
+        )
 
     async def sweep(self, scope: Scope) -> int:
         """Remove temp files left by crashed writers in ``scope``; return how many were removed."""
-        dir_fd = await asyncio.to_thread(self._scope_dir, scope, False)
-        if dir_fd is None:
-            return 0
-        try:
-            return await asyncio.to_thread(_sweep_scope, dir_fd)
-        finally:
-            os.close(dir_fd)
+        return await asyncio.to_thread(self._in_scope, scope, "sweep temp files", _sweep_scope, 0)

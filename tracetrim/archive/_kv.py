@@ -3,16 +3,29 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
+from typing import TypeVar
 
 from tracetrim._scope import Scope
 from tracetrim._snapshot import Message
 from tracetrim.archive._document import EncodedSnapshot, decode_snapshot, encode_snapshot
-from tracetrim.archive._errors import ArchiveError, ArchiveNotFoundError
+from tracetrim.archive._errors import ArchiveCorruptedError, ArchiveError, ArchiveNotFoundError
 from tracetrim.archive._protocol import DEFAULT_MAX_BYTES, ArchiveEntry, check_ref, scope_key, scope_label
 from tracetrim.archive._store import KeyValueStore
 
 _STORE_METHODS = ("create_if_absent", "get", "delete", "scan")
+_T = TypeVar("_T")
+
+
+async def _calling(store_call: Awaitable[_T], what: str) -> _T:
+    """Await a store call; any failure but an `ArchiveError` (a connection lost, a Redis key of
+    the wrong type, a locked SQLite file) becomes an `ArchiveError` saying what could not be done."""
+    try:
+        return await store_call
+    except ArchiveError:
+        raise
+    except Exception as exc:
+        raise ArchiveError(f"could not {what}: {type(exc).__name__}: {exc}") from exc
 
 
 class KeyValueArchive:
@@ -53,18 +66,33 @@ class KeyValueArchive:
         return snap.ref
 
     async def _put(self, scope: Scope, snap: EncodedSnapshot) -> None:
-        """Store already encoded snapshot bytes (split from `save` so benchmarks can time the I/O)."""
-        try:
-            await self.store.create_if_absent(self._prefix(scope) + snap.ref, snap.data)
-        except ArchiveError:
-            raise
-        except Exception as exc:
-            raise ArchiveError(f"could not save snapshot {snap.ref} in {scope_label(scope)}: {exc}") from exc
+        """Store already encoded snapshot bytes (split from `save` so benchmarks can time the I/O).
+
+        A reference already present counts as stored only when its bytes are the snapshot's
+        (a copy corrupted in place, even at the same size, must not let a plan adopt): a bad copy
+        is deleted and written again, and a copy that cannot be made good is an error.
+        """
+        key = self._prefix(scope) + snap.ref
+        what = f"save snapshot {snap.ref} in {scope_label(scope)}"
+        for _ in range(3):
+            if await _calling(self.store.create_if_absent(key, snap.data), what):
+                return
+            stored = await _calling(self.store.get(key), what)
+            if stored == snap.data:
+                return
+            if stored is not None:
+                await _calling(self.store.delete(key), what)
+        raise ArchiveCorruptedError(
+            f"snapshot {snap.ref} in {scope_label(scope)} is stored with other bytes"
+            " and could not be rewritten"
+        )
 
     async def restore(self, scope: Scope, ref: str) -> list[Message]:
         """The verified history saved under ``ref`` in ``scope``."""
         check_ref(ref)
-        data = await self.store.get(self._prefix(scope) + ref)
+        data = await _calling(
+            self.store.get(self._prefix(scope) + ref), f"read snapshot {ref} in {scope_label(scope)}"
+        )
         if data is None:
             raise ArchiveNotFoundError(f"no snapshot {ref} in {scope_label(scope)}")
         return await asyncio.to_thread(decode_snapshot, scope, ref, data, self.max_bytes)
@@ -73,7 +101,7 @@ class KeyValueArchive:
         """The snapshots of ``scope``, oldest first."""
         prefix = self._prefix(scope)
         entries = []
-        for item in await self.store.scan(prefix):
+        for item in await _calling(self.store.scan(prefix), f"list snapshots of {scope_label(scope)}"):
             ref = item.key[len(prefix) :]
             try:
                 check_ref(ref)
@@ -85,4 +113,5 @@ class KeyValueArchive:
     async def delete(self, scope: Scope, ref: str) -> bool:
         """Remove the snapshot ``ref`` of ``scope``; True when it existed."""
         check_ref(ref)
-        return await self.store.delete(self._prefix(scope) + ref)
+        what = f"delete snapshot {ref} in {scope_label(scope)}"
+        return bool(await _calling(self.store.delete(self._prefix(scope) + ref), what))

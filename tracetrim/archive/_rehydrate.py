@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from tracetrim._marker import is_shortened
+from tracetrim._marker import is_shortened, tombstone_call_id
 from tracetrim._snapshot import Block, Message, validate_messages
 from tracetrim.archive._calls import tool_key
 from tracetrim.archive._errors import CallNotFoundError
@@ -26,34 +26,55 @@ def _unique_tool_blocks(messages: Sequence[Message]) -> dict[_Key, Block]:
     return {key: block for key, block in blocks.items() if counts[key] == 1}
 
 
+def _signature(block: Block) -> object:
+    # A tool block is known by (type, id): a shortened result stands where its original stood.
+    # Every other block is never edited by a planner, so it must be equal.
+    key = tool_key(block)
+    return key if key is not None else block
+
+
+def _derives_from(archived: Message, current: Message, dropped: set[_Key]) -> bool:
+    """True when ``current`` can be ``archived`` after compaction (and blocks appended since).
+
+    Tombstones (left where a dropped call stood) stand for their call: they must name calls of
+    ``archived`` that were dropped, and are otherwise skipped in the comparison.
+    """
+    if current.get("role") != archived.get("role") or current.get("id") != archived.get("id"):
+        return False
+    kept = [_signature(b) for b in archived["content"] if tool_key(b) not in dropped]
+    stones = [call for b in current["content"] if (call := tombstone_call_id(b)) is not None]
+    if any(("tool_call", call) not in dropped for call in stones):
+        return False
+    if archived["content"] and not kept and not stones:
+        return False  # a message whose blocks all went is gone, unless tombstones mark its place
+    now = [b for b in current["content"] if tombstone_call_id(b) is None]
+    return len(now) >= len(kept) and all(_signature(b) == k for b, k in zip(now, kept, strict=False))
+
+
 def _align(archived: list[Message], current: list[Message], dropped: set[_Key]) -> dict[int, int]:
     """Map archived message indexes to current ones; messages the planner removed stay unmapped.
 
-    Messages with an id are matched by id. Messages without one are matched by position among
-    those the planner kept (a message goes only when every one of its blocks was dropped).
+    Matched by position and content, never by id alone: hosts reuse ids (tau-bench reuses its
+    tool-call ids as message ids). Archived message ``i`` maps to the first current message after
+    the previous match that has its role, its id (or lack of one) and its surviving blocks in
+    order; current messages skipped on the way are ones the host inserted, kept where they are.
+    A message goes only when every one of its blocks was dropped, and only such a message may be
+    missing.
     """
-    id_counts = Counter(m["id"] for m in current if isinstance(m.get("id"), str))
-    by_id = {
-        m["id"]: i for i, m in enumerate(current) if isinstance(m.get("id"), str) and id_counts[m["id"]] == 1
-    }
     mapping: dict[int, int] = {}
     cursor = 0
     for i, message in enumerate(archived):
         content = message["content"]
-        removed = bool(content) and all(tool_key(b) in dropped for b in content)
-        message_id = message.get("id")
-        if isinstance(message_id, str):
-            c = by_id.get(message_id)
-            if c is None:
-                continue
-            if c < cursor:
-                raise ValueError(f"current history reorders archived message {message_id!r}")
-        elif removed:
-            continue
-        else:
-            c = cursor
-            if c >= len(current) or "id" in current[c] or current[c].get("role") != message.get("role"):
-                raise ValueError(f"cannot align archived message {i} (it has no id) with the current history")
+        c = next(
+            (c for c in range(cursor, len(current)) if _derives_from(message, current[c], dropped)), None
+        )
+        if c is None and content and all(tool_key(b) in dropped for b in content):
+            continue  # every block was dropped and no tombstone marks the place: the message went
+        if c is None:
+            label = f"archived message {i}" + (f" ({message['id']!r})" if "id" in message else "")
+            if any(_derives_from(message, current[c], dropped) for c in range(cursor)):
+                raise ValueError(f"current history reorders {label}")
+            raise ValueError(f"cannot align {label} with the current history")
         mapping[i] = c
         cursor = c + 1
     return mapping
@@ -62,12 +83,16 @@ def _align(archived: list[Message], current: list[Message], dropped: set[_Key]) 
 def _merge(archived: Message, current: Message, dropped: set[_Key], restore: set[_Key]) -> Message:
     """``current`` with the chosen dropped blocks of ``archived`` back in their original places."""
     content: list[Block] = []
-    kept = iter(current["content"])
+    stones = {call: b for b in current["content"] if (call := tombstone_call_id(b)) is not None}
+    kept = iter([b for b in current["content"] if tombstone_call_id(b) is None])
     for block in archived["content"]:
         key = tool_key(block)
         if key is not None and key in dropped:
             if key in restore:
-                content.append(block)
+                content.append(block)  # the pair is back: its tombstone goes
+                stones.pop(key[1], None)
+            elif key[0] == "tool_call" and key[1] in stones:
+                content.append(stones.pop(key[1]))  # still dropped: its tombstone stays in place
         else:
             surviving = next(kept, None)
             if surviving is not None:

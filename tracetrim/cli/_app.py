@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import os
 import sys
 from collections.abc import Sequence
@@ -27,12 +28,23 @@ _REGISTRATIONS = (
 )
 
 
+def _version() -> str:
+    """The installed distribution's version, or the package's own when running from a source tree."""
+    try:
+        return importlib.metadata.version("tracetrim")
+    except importlib.metadata.PackageNotFoundError:
+        import tracetrim
+
+        return tracetrim.__version__
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser; each command module registers its own sub-command."""
     parser = argparse.ArgumentParser(
         prog="tracetrim",
         description="Shrink an LLM agent's tool history safely: judge, shorten or drop, archive, restore.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for register in _REGISTRATIONS:
         register(commands)

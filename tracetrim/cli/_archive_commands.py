@@ -1,4 +1,4 @@
-"""The `restore` and `archive list|delete|prune` commands over a `FileArchive` folder."""
+"""The `restore` and `archive list|delete|prune` commands over any archive URL."""
 
 from __future__ import annotations
 
@@ -6,30 +6,16 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import Coroutine
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import Any
 
 from tracetrim._scope import Scope
-from tracetrim.archive import ArchiveError, FileArchive, check_ref, prune, restore_calls
-from tracetrim.cli._archive_args import add_archive_arguments, open_archive
+from tracetrim._snapshot import SnapshotError
+from tracetrim.archive import Archive, ArchiveError, check_ref, prune, restore_calls
+from tracetrim.cli._archive_args import add_archive_arguments, with_archive
 from tracetrim.cli._arg_types import non_negative_float, non_negative_int
 from tracetrim.cli._errors import CliError
-
-_T = TypeVar("_T")
-
-
-def _opened(args: argparse.Namespace) -> tuple[FileArchive, Scope]:
-    opened = open_archive(args, must_exist=True)
-    assert opened is not None  # --archive is a required flag here
-    return opened
-
-
-def _run(coroutine: Coroutine[Any, Any, _T]) -> _T:
-    try:
-        return asyncio.run(coroutine)
-    except ArchiveError as exc:
-        raise CliError(str(exc)) from None
+from tracetrim.formats import HISTORY_FORMATS
 
 
 def _print_json(value: Any) -> None:
@@ -45,27 +31,39 @@ def _ref(value: str) -> str:
 
 
 def _restore(args: argparse.Namespace) -> int:
-    archive, scope = _opened(args)
     ref = _ref(args.ref)
-    if args.call_ids:
-        calls = _run(restore_calls(archive, scope, ref, args.call_ids))
-        _print_json([blocks.as_dict() for blocks in calls])
-    else:
-        _print_json(_run(archive.restore(scope, ref)))
+    if args.call_ids and args.format != "neutral":
+        raise CliError("--call-id prints neutral blocks; --format applies to whole histories")
+
+    async def restore(archive: Archive, scope: Scope) -> Any:
+        if args.call_ids:
+            calls = await restore_calls(archive, scope, ref, args.call_ids)
+            return [blocks.as_dict() for blocks in calls]
+        messages = await archive.restore(scope, ref)
+        try:
+            return HISTORY_FORMATS[args.format].write_messages(messages)
+        except SnapshotError as exc:
+            raise CliError(f"snapshot {ref} cannot be written as {args.format}: {exc}") from None
+
+    _print_json(asyncio.run(with_archive(args, restore)))
     return 0
 
 
 def _list(args: argparse.Namespace) -> int:
-    archive, scope = _opened(args)
-    entries = _run(archive.list(scope))
-    _print_json([{"ref": e.ref, "size": e.size, "created_at": e.created_at} for e in entries])
+    async def listing(archive: Archive, scope: Scope) -> Any:
+        return [{"ref": e.ref, "size": e.size, "created_at": e.created_at} for e in await archive.list(scope)]
+
+    _print_json(asyncio.run(with_archive(args, listing)))
     return 0
 
 
 def _delete(args: argparse.Namespace) -> int:
-    archive, scope = _opened(args)
     ref = _ref(args.ref)
-    if not _run(archive.delete(scope, ref)):
+
+    async def delete(archive: Archive, scope: Scope) -> bool:
+        return await archive.delete(scope, ref)
+
+    if not asyncio.run(with_archive(args, delete)):
         raise CliError(f"no snapshot {ref} in this scope", exit_code=1)
     _print_json({"deleted": [ref]})
     return 0
@@ -74,10 +72,12 @@ def _delete(args: argparse.Namespace) -> int:
 def _prune(args: argparse.Namespace) -> int:
     if args.keep_last is None and args.older_than_days is None:
         raise CliError("archive prune needs --keep-last N, --older-than-days D or both")
-    archive, scope = _opened(args)
     older_than = None if args.older_than_days is None else timedelta(days=args.older_than_days)
-    deleted = _run(prune(archive, scope, keep_last=args.keep_last, older_than=older_than))
-    _print_json({"deleted": deleted})
+
+    async def pruning(archive: Archive, scope: Scope) -> list[str]:
+        return await prune(archive, scope, keep_last=args.keep_last, older_than=older_than)
+
+    _print_json({"deleted": asyncio.run(with_archive(args, pruning))})
     return 0
 
 
@@ -96,6 +96,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="append",
         metavar="ID",
         help="print only this call's original call and result blocks (repeatable)",
+    )
+    restore.add_argument(
+        "--format",
+        choices=list(HISTORY_FORMATS),
+        default="neutral",
+        help="write the history in this format (default: neutral), e.g. the one it was compacted from",
     )
     restore.set_defaults(handler=_restore)
 

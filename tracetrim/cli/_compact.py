@@ -10,35 +10,31 @@ from pathlib import Path
 from typing import Any
 
 from tracetrim._convert import to_json_object
-from tracetrim._scope import Scope
-from tracetrim.archive import Archive
-from tracetrim.cli._archive_args import add_archive_arguments, open_archive
+from tracetrim.archive import close_archive
+from tracetrim.cli._archive_args import add_archive_arguments, archive_failures, open_scoped_archive
 from tracetrim.cli._errors import CliError
-from tracetrim.cli._formats import DEFAULT_TOOLS, FORMATS, from_neutral, to_neutral
-from tracetrim.cli._input import HistoryFile, read_history
+from tracetrim.cli._formats import add_format_arguments, default_tools, from_neutral, to_neutral
+from tracetrim.cli._input import HistoryFile, read_histories
 from tracetrim.cli._model_options import add_model_arguments, model_from_args
+from tracetrim.cli._records import add_records_argument, records_observer
 from tracetrim.cli._settings import add_config_arguments, build_config
+from tracetrim.cli._summary import RunSummary
 from tracetrim.compactor import CompactionRequest, Compactor, ExecutionOptions, Mode, Outcome
 from tracetrim.decision import DecisionModel
-from tracetrim.formats import MESSAGES_KEY
 
 
 def register(commands: Any) -> None:
     """Add the ``compact`` sub-command."""
     parser: argparse.ArgumentParser = commands.add_parser(
-        "compact", help="compact histories (neutral snapshot JSON) and print the proposal as JSON"
-    )
-    parser.add_argument("files", nargs="+", metavar="FILE", help="history JSON files, or - for stdin")
-    parser.add_argument(
-        "--format",
-        choices=sorted(FORMATS),
-        default="neutral",
-        help=(
-            "messages in and out: neutral snapshot (default), OpenAI chat-completions or Responses items; "
-            "mini-swe-agent (.traj.json) and swe-agent (.traj) trajectories are read only: their output is "
-            "the neutral snapshot; for mini-swe-agent --eligible-tools defaults to its one tool, bash"
+        "compact",
+        help="compact histories in any supported format and print the proposal (or result) as JSON",
+        description=(
+            "Judge every old tool pair of each history and print the result as JSON, its messages in the "
+            "history's own format. SHADOW (default) only proposes; ENFORCE archives the original first."
         ),
     )
+    parser.add_argument("files", nargs="+", metavar="FILE", help="history JSON files, or - for stdin")
+    add_format_arguments(parser)
     parser.add_argument("--goal", default=None, help="what the agent is trying to do")
     parser.add_argument("--next-action", default=None, help="what the agent does next")
     parser.add_argument(
@@ -51,19 +47,11 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--budget", type=float, default=30.0, metavar="S", help="deadline for decisions, seconds"
     )
-    parser.add_argument("--output-dir", metavar="DIR", help="write one JSON result per input file here")
+    parser.add_argument("--output-dir", metavar="DIR", help="write one JSON result per history here")
+    add_records_argument(parser)
     add_config_arguments(parser)
     add_model_arguments(parser)
     parser.set_defaults(handler=run)
-
-
-def _archive(args: argparse.Namespace) -> tuple[Archive | None, Scope | None]:
-    if args.mode != "enforce":
-        return None, None
-    opened = open_archive(args, must_exist=False)
-    if opened is None:
-        raise CliError("--mode enforce needs --archive DIR: the original is saved before it is replaced")
-    return opened
 
 
 def result_document(outcome: Outcome) -> dict[str, Any]:
@@ -79,28 +67,71 @@ def result_document(outcome: Outcome) -> dict[str, Any]:
     return document
 
 
+def _in_format(document: dict[str, Any], history: HistoryFile) -> dict[str, Any]:
+    """The document with its histories in the input's format (``messages`` keeps Anthropic's ``system``)."""
+    out: dict[str, Any] = {"format": history.format}
+    for key, value in document.items():
+        if key == "messages" and isinstance(value, list):
+            out.update(from_neutral(value, history.format, history.source))
+        elif key == "proposal" and isinstance(value, list):
+            written = from_neutral(value, history.format, history.source)
+            out[key] = written["messages"] if set(written) == {"messages"} else written
+        else:
+            out[key] = value
+    return out
+
+
 async def _compact_one(
     args: argparse.Namespace, history: HistoryFile, model: DecisionModel
-) -> dict[str, Any]:
-    archive, scope = _archive(args)
-    eligible = history.eligible_tools or DEFAULT_TOOLS.get(args.format, ())
+) -> tuple[dict[str, Any], Outcome]:
+    messages = to_neutral(history)
+    called = _called_tools(messages)
+    eligible = history.eligible_tools or default_tools(history.format)
+    every_tool = args.eligible_tools == "*"
+    if every_tool:
+        eligible, args = called, argparse.Namespace(**{**vars(args), "eligible_tools": None})
     config = build_config(args, history.options, eligible)
-    if not config.eligible_tools:
-        raise CliError(f"{history.source}: no eligible tools; pass --eligible-tools or 'eligible_tool_names'")
-    execution = ExecutionOptions(mode=Mode(args.mode), budget_s=args.budget)
+    if not config.eligible_tools and not every_tool:  # '*' over a history without calls: nothing to do
+        listed = ", ".join(sorted(called)) or "none"
+        raise CliError(
+            f"{history.source}: no eligible tools; pass --eligible-tools A,B (or '*' for every tool it "
+            f"calls: {listed}) or 'eligible_tool_names' in the file"
+        )
+    opened = open_scoped_archive(args, must_exist=False) if args.mode == "enforce" else None
+    if args.mode == "enforce" and opened is None:
+        raise CliError("--mode enforce needs --archive URL: the original is saved before it is replaced")
+    archive, scope = opened if opened is not None else (None, None)
+    execution = ExecutionOptions(mode=Mode(args.mode), budget_s=args.budget, observer=records_observer(args))
     compactor = Compactor(model, config=config, execution=execution, archive=archive)
     request = CompactionRequest(
-        to_neutral(history.messages, args.format, history.source),
+        messages,
         args.goal if args.goal is not None else history.goal,
         args.next_action if args.next_action is not None else history.next_action,
         scope=scope,
         protected_message_ids=history.protected_message_ids,
         protected_call_ids=history.protected_call_ids,
     )
-    document = result_document(await compactor.plan(request))
-    if "messages" in document:
-        document["messages"] = from_neutral(document["messages"], args.format)
-    return document
+    try:
+        outcome = await compactor.plan(request)
+    finally:
+        if archive is not None:
+            try:
+                await close_archive(archive)
+            except archive_failures():
+                pass  # the plan already reported any archive failure in its outcome
+    return _in_format(result_document(outcome), history), outcome
+
+
+def _called_tools(messages: list[Any]) -> tuple[str, ...]:
+    """Every tool name the history calls, first call first."""
+    names = (
+        block.get("name")
+        for message in messages
+        if isinstance(message, dict) and isinstance(message.get("content"), list)
+        for block in message["content"]
+        if isinstance(block, dict) and block.get("type") == "tool_call"
+    )
+    return tuple(dict.fromkeys(name for name in names if isinstance(name, str) and name))
 
 
 def _progress(done: int, total: int) -> None:
@@ -111,26 +142,44 @@ def _progress(done: int, total: int) -> None:
     sys.stderr.flush()
 
 
+def _histories(args: argparse.Namespace) -> list[HistoryFile]:
+    histories: list[HistoryFile] = []
+    for source in args.files:
+        histories.extend(read_histories(source, args.format, item=args.item, every=args.every))
+    return histories
+
+
 def run(args: argparse.Namespace) -> int:
-    """Compact each file; one file prints its JSON, many need --output-dir and show progress."""
-    if len(args.files) > 1 and not args.output_dir:
-        raise CliError("several files need --output-dir DIR (one JSON result per file)")
+    """Compact each history; one prints its JSON, many need --output-dir, show progress and a summary."""
     if args.files.count("-") > 1:
         raise CliError("stdin (-) can be read only once")
+    if len(args.files) > 1 and not args.output_dir:
+        raise CliError("several files need --output-dir DIR (one JSON result per history)")
+    if args.every and not args.output_dir:
+        raise CliError("--all needs --output-dir DIR (one JSON result per trajectory)")
     model = model_from_args(args)
-    failures = 0
+    histories = _histories(args)
     out_dir = Path(args.output_dir) if args.output_dir else None
     if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    for done, source in enumerate(args.files, start=1):
-        history = read_history(source, MESSAGES_KEY.get(args.format, "messages"))
-        document = asyncio.run(_compact_one(args, history, model))
-        failures += document["status"] == "ERROR"
+        try:
+            out_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CliError(f"--output-dir {out_dir}: {exc.strerror or exc}") from None
+    summary = RunSummary()
+    names: set[str] = set()
+    for done, history in enumerate(histories, start=1):
+        document, outcome = asyncio.run(_compact_one(args, history, model))
+        summary.add(outcome)
         text = json.dumps(document, ensure_ascii=False, indent=2)
         if out_dir is None:
             print(text)
-        else:
-            name = "stdin" if source == "-" else Path(source).stem
-            (out_dir / f"{name}.json").write_text(text + "\n", encoding="utf-8")
-            _progress(done, len(args.files))
-    return 1 if failures else 0
+            continue
+        name = history.stem
+        while name in names:  # two inputs with one stem (a/x.json, b/x.json) must not overwrite
+            name += "_"
+        names.add(name)
+        (out_dir / f"{name}.json").write_text(text + "\n", encoding="utf-8")
+        _progress(done, len(histories))
+    if len(histories) > 1:
+        print(summary.line())
+    return 1 if summary.errors else 0

@@ -7,8 +7,9 @@ import asyncio
 from typing import Any
 
 from tracetrim._examples import NAMES, load_example
-from tracetrim._quality import example_rows, format_table
-from tracetrim.cli._table import decision_table
+from tracetrim._quality import example_rows
+from tracetrim._scope import Scope
+from tracetrim.cli._table import decision_table, paragraph, quality_table
 from tracetrim.compactor import CompactionRequest, Compactor, CompactorConfig, ExecutionOptions, Mode, Outcome
 from tracetrim.decision import LearnedDecisionModel
 
@@ -34,6 +35,8 @@ async def plan_example(name: str) -> tuple[dict[str, Any], Outcome]:
         example["next_action"],
         protected_message_ids=example["protected_message_ids"],
         protected_call_ids=example["protected_call_ids"],
+        # A scope, so the SHADOW proposal reads as ENFORCE's would (markers say the original is archived).
+        scope=Scope("demo", "shadow", name),
     )
     return example, await compactor.plan(request)
 
@@ -44,12 +47,12 @@ def run(args: argparse.Namespace) -> int:
     for name in names:
         example, outcome = asyncio.run(plan_example(name))
         print(f"\n== {name}: {outcome.status.value} {outcome.reason} ==")
-        print(f"goal: {example['goal']}")
+        print(paragraph(f"goal: {example['goal']}", indent="  "))
         if outcome.plan is None:
             print(outcome.detail)
             continue
         print(decision_table(outcome.plan))
     print("\n== quality against the examples' labels, next to common baselines ==")
-    print(format_table(asyncio.run(example_rows(names))))
+    print(quality_table(asyncio.run(example_rows(names))))
     print("\nSHADOW mode: nothing was changed or archived. See README for ENFORCE mode and restoring.")
     return 0

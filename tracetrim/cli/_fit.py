@@ -7,8 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from tracetrim.cli._errors import CliError
-
-FORMATS = ("auto", "neutral", "openai", "responses", "mini-swe-agent", "swe-agent", "tau-bench")
+from tracetrim.cli._formats import FORMAT_CHOICES
 
 
 def register(commands: Any) -> None:
@@ -24,7 +23,9 @@ def register(commands: Any) -> None:
     )
     parser.add_argument("files", nargs="+", metavar="TRAJECTORY", help="trajectory files (JSON)")
     parser.add_argument("-o", "--output", required=True, metavar="FILE", help="where to write the weights")
-    parser.add_argument("--format", choices=FORMATS, default="auto", help="file format (default: by shape)")
+    parser.add_argument(
+        "--format", choices=FORMAT_CHOICES, default="auto", help="file format (default: by shape)"
+    )
     parser.add_argument(
         "--eligible-tools",
         default=None,

@@ -1,42 +1,59 @@
-"""The message formats the CLI reads and writes, each a pair of converters to and from neutral."""
+"""The ``--format`` flag and the conversions around a command: the file's format to neutral and back."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import argparse
+from collections.abc import Sequence
 from typing import Any
 
-from tracetrim._snapshot import SnapshotError
+from tracetrim._snapshot import Message, SnapshotError
 from tracetrim.cli._errors import CliError
-from tracetrim.formats import READERS, to_openai_chat, to_openai_responses
+from tracetrim.cli._input import HistoryFile
+from tracetrim.formats import HISTORY_FORMATS
 
-_Convert = Callable[[Sequence[Any]], list[Any]]
-
-
-def _same(messages: Sequence[Any]) -> list[Any]:
-    return list(messages)
+FORMAT_CHOICES = ("auto", *HISTORY_FORMATS)
+"""What ``--format`` accepts on commands that read histories: every format, or ``auto`` (by shape)."""
 
 
-_WRITERS: dict[str, _Convert] = {"openai": to_openai_chat, "responses": to_openai_responses}
+def add_format_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--format`` (default auto) and ``--item N`` / ``--all`` for files holding many trajectories."""
+    parser.add_argument(
+        "--format",
+        choices=FORMAT_CHOICES,
+        default="auto",
+        metavar="FORMAT",
+        help=(
+            "the history's format, in and out (default: auto, told by shape and said on stderr): "
+            + ", ".join(HISTORY_FORMATS)
+        ),
+    )
+    pick = parser.add_mutually_exclusive_group()
+    pick.add_argument(
+        "--item", type=int, metavar="N", help="of a file that is a list of trajectories: item N"
+    )
+    pick.add_argument(
+        "--all", dest="every", action="store_true", help="of a list of trajectories: each one in turn"
+    )
 
-FORMATS: dict[str, tuple[_Convert, _Convert]] = {
-    name: (read, _WRITERS.get(name, _same)) for name, read in READERS.items()
-}
-"""Format name to (to neutral, from neutral): neutral snapshot, OpenAI chat-completions, OpenAI Responses,
-and the trajectory formats the CLI only reads (mini-swe-agent ``.traj.json``, SWE-agent ``.traj``), whose
-output is the neutral snapshot."""
 
-DEFAULT_TOOLS: dict[str, tuple[str, ...]] = {"mini-swe-agent": ("bash",)}
-"""Eligible tools when neither the file nor ``--eligible-tools`` names any: mini-swe-agent has only bash."""
+def default_tools(fmt: str) -> tuple[str, ...]:
+    """Eligible tools when neither the file nor ``--eligible-tools`` names any (mini-swe-agent: bash)."""
+    return HISTORY_FORMATS[fmt].default_tools
 
 
-def to_neutral(messages: Sequence[Any], fmt: str, source: str) -> list[Any]:
-    """``messages`` in ``fmt`` as neutral messages; a conversion error is one CLI line naming the place."""
+def to_neutral(history: HistoryFile) -> list[Message]:
+    """The history's messages as neutral messages; a conversion error is one CLI line naming the place."""
     try:
-        return FORMATS[fmt][0](messages)
+        return HISTORY_FORMATS[history.format].read(history.messages, history.fields)
     except SnapshotError as exc:
-        raise CliError(f"{source}: not valid {fmt} messages: {exc}") from None
+        raise CliError(f"{history.source}: not valid {history.format} messages: {exc}") from None
+    except ImportError as exc:
+        raise CliError(f"{history.source}: the {history.format} format needs {exc.name} installed") from None
 
 
-def from_neutral(messages: Sequence[Any], fmt: str) -> list[Any]:
-    """Neutral ``messages`` back in ``fmt``."""
-    return FORMATS[fmt][1](messages)
+def from_neutral(messages: Sequence[Any], fmt: str, source: str) -> dict[str, Any]:
+    """Neutral ``messages`` as ``fmt``'s fields (``messages``, and ``system`` for Anthropic)."""
+    try:
+        return HISTORY_FORMATS[fmt].write(messages)
+    except SnapshotError as exc:
+        raise CliError(f"{source}: the result cannot be written as {fmt}: {exc}") from None

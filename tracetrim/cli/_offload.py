@@ -10,13 +10,16 @@ from pathlib import Path
 
 from tracetrim._convert import to_json_object
 from tracetrim._scope import Scope
-from tracetrim.cli._archive_args import add_archive_arguments, open_archive
+from tracetrim.archive import Archive, close_archive
+from tracetrim.cli._archive_args import add_archive_arguments, archive_failures, open_scoped_archive
 from tracetrim.cli._arg_types import non_negative_float, non_negative_int
 from tracetrim.cli._errors import CliError
-from tracetrim.cli._input import read_history
+from tracetrim.cli._formats import add_format_arguments, from_neutral, to_neutral
+from tracetrim.cli._input import read_histories
+from tracetrim.cli._records import add_records_argument, records_observer
 from tracetrim.compactor._config import ExecutionOptions, Mode
 from tracetrim.compactor._offload import OffloadConfig, OffloadMode, OffloadStrategy
-from tracetrim.compactor._outcome import Status
+from tracetrim.compactor._outcome import Outcome, Status
 from tracetrim.compactor._request import CompactionRequest
 from tracetrim.decision import ChatSummarizer, Summarizer
 from tracetrim.decision._env import load_environment
@@ -56,8 +59,8 @@ def _summarizer(args: argparse.Namespace) -> Summarizer | None:
         ) from None
 
 
-def _strategy(args: argparse.Namespace) -> tuple[OffloadStrategy, Scope | None]:
-    opened = open_archive(args, must_exist=False)
+def _strategy(args: argparse.Namespace) -> tuple[OffloadStrategy, Archive | None, Scope | None]:
+    opened = open_scoped_archive(args, must_exist=False)
     archive, scope = opened if opened is not None else (None, None)
     try:
         sizes = {field: getattr(args, field) for _, field, _ in _SIZE_OPTIONS}
@@ -65,14 +68,28 @@ def _strategy(args: argparse.Namespace) -> tuple[OffloadStrategy, Scope | None]:
     except (TypeError, ValueError) as exc:
         raise CliError(str(exc)) from None
     mode = Mode.ENFORCE if archive is not None else Mode.SHADOW
-    execution = ExecutionOptions(mode=mode, budget_s=args.budget)
-    return OffloadStrategy(_summarizer(args), config=config, execution=execution, archive=archive), scope
+    execution = ExecutionOptions(mode=mode, budget_s=args.budget, observer=records_observer(args))
+    strategy = OffloadStrategy(_summarizer(args), config=config, execution=execution, archive=archive)
+    return strategy, archive, scope
+
+
+async def _plan(strategy: OffloadStrategy, archive: Archive | None, request: CompactionRequest) -> Outcome:
+    try:
+        return await strategy.plan(request)
+    finally:
+        if archive is not None:
+            try:
+                await close_archive(archive)
+            except archive_failures():
+                pass  # the plan already reported any archive failure in its outcome
 
 
 def _offload(args: argparse.Namespace) -> int:
-    history = read_history(args.file)
-    messages = history.messages
-    strategy, scope = _strategy(args)
+    if args.every:
+        raise CliError("offload takes one history: pick one of a list of trajectories with --item N")
+    (history,) = read_histories(args.file, args.format, item=args.item)
+    messages = to_neutral(history)
+    strategy, archive, scope = _strategy(args)
     request = CompactionRequest(
         messages,
         goal=args.goal or history.goal,
@@ -80,9 +97,10 @@ def _offload(args: argparse.Namespace) -> int:
         protected_message_ids=tuple(args.protect_message or history.protected_message_ids),
         protected_call_ids=tuple(args.protect_call or history.protected_call_ids),
     )
-    outcome = asyncio.run(strategy.plan(request))
+    outcome = asyncio.run(_plan(strategy, archive, request))
     plan = outcome.plan
     report = {
+        "format": history.format,
         "status": outcome.status.value,
         "reason": outcome.reason,
         "detail": outcome.detail,
@@ -91,8 +109,9 @@ def _offload(args: argparse.Namespace) -> int:
         "archive_ref": plan.archive_ref if plan else "",
         "stats": to_json_object(plan.stats) if plan else None,
         "decisions": to_json_object(list(plan.decisions)) if plan else [],
-        "messages": plan.messages if plan and outcome.status is Status.DECIDED else messages,
     }
+    chosen = plan.messages if plan and outcome.status is Status.DECIDED else messages
+    report.update(from_neutral(chosen, history.format, history.source))
     text = json.dumps(report, ensure_ascii=False, indent=2) + "\n"
     if args.output:
         try:
@@ -115,15 +134,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="shrink a history by size rules: offload large tool results, summarise old messages",
         description=(
             "Offload tool results above a token limit (compact), summarise older message groups with a "
-            "chat model (compress), or both as needed (auto). Without --archive it only proposes "
-            "(SHADOW); with --archive and a scope it archives the originals, then adopts. Prints JSON."
+            "chat model (compress), or both as needed (auto). Reads and writes any supported format. "
+            "Without --archive it only proposes (SHADOW); with --archive and a scope it archives the "
+            "originals, then adopts. Prints JSON."
         ),
     )
     parser.add_argument(
         "file",
         metavar="FILE",
-        help="a JSON list of neutral messages, an object with 'messages' (e.g. a scenario), or - for stdin",
+        help="a history in any supported format (a message list, a request object, a trajectory), or -",
     )
+    add_format_arguments(parser)
     parser.add_argument("--mode", choices=[m.value for m in OffloadMode], default=defaults.mode.value)
     for flag, field, text in _SIZE_OPTIONS:
         default = getattr(defaults, field)
@@ -146,6 +167,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="seconds for all summaries and archive writes (default %(default)s)",
     )
     parser.add_argument("--output", metavar="PATH", help="write the JSON here instead of stdout")
+    add_records_argument(parser)
     add_archive_arguments(parser, required=False)
     summary = parser.add_argument_group(
         "summary model (compress, auto)",

@@ -14,13 +14,21 @@ from tracetrim.compactor._options import OptionsError, config_from_options
 def add_config_arguments(parser: argparse.ArgumentParser) -> None:
     """Flags shared by commands that plan: thresholds and the recent window."""
     parser.add_argument(
-        "--eligible-tools", metavar="NAMES", help="comma-separated tool names that may be compacted"
+        "--eligible-tools",
+        metavar="NAMES",
+        help="comma-separated tool names that may be compacted ('*': every tool the history calls)",
     )
     parser.add_argument(
         "--keep-threshold", type=float, metavar="P", help="keep/discard threshold (default 0.5)"
     )
     parser.add_argument("--discard-threshold", type=float, metavar="P", help="second, lower threshold")
     parser.add_argument("--preserve-recent", type=int, metavar="N", help="never touch the last N messages")
+    parser.add_argument(
+        "--minimum-reduction",
+        type=float,
+        metavar="F",
+        help="adopt only proposals at least this fraction smaller (default 0.10; 0 adopts any saving)",
+    )
 
 
 def build_config(
@@ -35,6 +43,7 @@ def build_config(
         ("keep_threshold", "keep_threshold"),
         ("discard_threshold", "discard_threshold"),
         ("preserve_recent", "preserve_recent_messages"),
+        ("minimum_reduction", "minimum_reduction"),
     ):
         if getattr(args, flag, None) is not None:
             values[field] = getattr(args, flag)

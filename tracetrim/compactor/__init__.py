@@ -1,5 +1,6 @@
 """The planner: pure, deterministic stages and the one orchestrator, `Compactor`."""
 
+from tracetrim._record import Record
 from tracetrim.compactor._compactor import Compactor
 from tracetrim.compactor._config import CompactorConfig, ExecutionOptions, Mode
 from tracetrim.compactor._offload import OffloadConfig, OffloadMode, OffloadStrategy, restore_offloaded
@@ -10,7 +11,6 @@ from tracetrim.compactor._outcome import (
     Plan,
     PlanStats,
     Reason,
-    Record,
     Status,
 )
 from tracetrim.compactor._request import CompactionRequest

@@ -11,20 +11,24 @@ history builds the index, each excerpt is one pass over its result.
 
 from __future__ import annotations
 
+import bisect
 import heapq
+import itertools
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence, Set
 
 import attrs
 
 from tracetrim._snapshot import Message
+from tracetrim.decision._text import words
 
 _TERM = re.compile(r"[A-Za-z0-9_]{3,}")
 IDENTIFIER_LIKE = re.compile(r"[0-9_]|[a-z][A-Z]")
 """A word that names something (a digit, an underscore, camelCase) rather than saying something: what
 the excerpt keeps and what the labels count as used (`tracetrim.learn.evidence`)."""
-_ERROR_LINE = re.compile(r"error|exception|traceback|fail|assert", re.IGNORECASE)
+_ERROR_WORDS = ("error", "exception", "traceback", "fail", "assert")
+_ERROR_LINE = re.compile("|".join(_ERROR_WORDS), re.IGNORECASE)
 GAP = "…\n"
 """Where the excerpt skipped lines."""
 PIECE = 160
@@ -46,40 +50,81 @@ def _texts(message: Message) -> Iterable[str]:
                 yield from (str(b.get("text", "")) for b in value if isinstance(b, dict))
 
 
-@attrs.frozen
-class Salience:
-    """Per lower-cased term, the only message that mentions it (terms in two or more are left out)."""
+Terms = set[str] | frozenset[str]
+"""A set of lower-cased terms."""
 
-    only_in: dict[str, int] = attrs.field(repr=False)
+
+class Salience:
+    """Which lower-cased terms only one message mentions, and which message that is.
+
+    Read from the history on first use, in one pass: a plan whose excerpts are all settled without
+    it (`_choose`) never reads the history for it. The history must not change in between; a plan's
+    history is its own copy.
+    """
+
+    def __init__(self, messages: Sequence[Message]) -> None:
+        self._messages = messages
+        self._unique: dict[int, set[str]] | None = None
+
+    def unique_to(self, at: int) -> Terms:
+        """The terms no message but the ``at``-th mentions."""
+        if self._unique is None:
+            self._unique = _unique_terms(self._messages)
+        return self._unique.get(at, _NONE)
+
+    def __repr__(self) -> str:
+        return f"Salience({len(self._messages)} messages, {'read' if self._unique is not None else 'unread'})"
+
+
+_NONE: frozenset[str] = frozenset()
+
+
+def _unique_terms(messages: Sequence[Message]) -> dict[int, set[str]]:
+    """Per message, the terms that no other message mentions.
+
+    A term is a maximal run of ``[a-z0-9_]`` in the lower-cased text (`tracetrim.decision._text.words`,
+    the judge's tokeniser without its length limit); one- and two-letter runs are kept too: no lookup
+    asks for them, and leaving them out costs more than the few entries they add.
+    """
+    last: dict[str, int] = {}
+    shared: set[str] = set()
+    for at, message in enumerate(messages):
+        terms: set[str] = set()
+        for text in _texts(message):
+            terms.update(words(text))
+        shared |= last.keys() & terms
+        last.update(dict.fromkeys(terms, at))
+    unique: dict[int, set[str]] = {}
+    for term, at in last.items():
+        if term not in shared:
+            unique.setdefault(at, set()).add(term)
+    return unique
 
 
 def salience(messages: Sequence[Message]) -> Salience:
-    """The index every excerpt of one plan reads, in one pass over the history."""
-    only_in: dict[str, int] = {}
-    shared = -1
-    for at, message in enumerate(messages):
-        for text in _texts(message):
-            for term in set(_TERM.findall(text.lower())):
-                if only_in.setdefault(term, at) != at:
-                    only_in[term] = shared
-    return Salience({term: at for term, at in only_in.items() if at != shared})
+    """The index every excerpt of one plan reads (`Salience`)."""
+    return Salience(messages)
 
 
-def _novel(line: str, at: int, index: Salience) -> set[str]:
-    """The identifiers of ``line`` that no message but the ``at``-th mentions."""
+def _novel(line: str, unique: Set[str]) -> set[str]:
+    """The identifiers of ``line`` that no message but its own mentions (``unique``: that message's
+    `Salience.unique_to`)."""
     return {
         key
         for term in _TERM.findall(line)
-        if index.only_in.get(key := term.lower()) == at and IDENTIFIER_LIKE.search(term)
+        if (key := term.lower()) in unique and IDENTIFIER_LIKE.search(term)
     }
 
 
 def _units(text: str) -> tuple[list[str], list[int]]:
     """``text`` as consecutive pieces (lines, long lines split) that join back into it, and the line
     number of each piece."""
+    lines = text.splitlines(keepends=True)
+    if not lines or max(map(len, lines)) <= PIECE:  # the usual case: no line to split
+        return lines, list(range(len(lines)))
     units: list[str] = []
     line_of: list[int] = []
-    for number, line in enumerate(text.splitlines(keepends=True)):
+    for number, line in enumerate(lines):
         start = 0
         while len(line) - start > PIECE:
             end = start + PIECE
@@ -94,29 +139,115 @@ def _units(text: str) -> tuple[list[str], list[int]]:
     return units, line_of
 
 
-def _choose(text: str, lines: list[str], at: int, index: Salience, chosen: set[int], budget: int) -> None:
+def _error_units(text: str, units: list[str], starts: list[int]) -> set[int]:
+    """The pieces ``_ERROR_LINE`` finds something in.
+
+    In ASCII text a case-blind match is an occurrence of a keyword in the lower-cased text, so one
+    ``str.find`` scan per keyword over the whole text finds them all; a piece holds a match when an
+    occurrence lies wholly inside it. Other text (where a few non-ASCII letters match ASCII ones
+    case-blind) is searched piece by piece.
+    """
+    if not text.isascii():
+        return {n for n, unit in enumerate(units) if _ERROR_LINE.search(unit)}
+    lowered = text.lower()
+    found: set[int] = set()
+    for keyword in _ERROR_WORDS:
+        at = lowered.find(keyword)
+        while at >= 0:
+            n = bisect.bisect_right(starts, at) - 1
+            if at + len(keyword) <= starts[n + 1]:
+                found.add(n)
+            at = lowered.find(keyword, at + 1)
+    return found
+
+
+_Unique = Callable[[], Terms]
+"""The terms only the result's message mentions, read when first needed."""
+
+
+def _error_lines_fill(lines: list[str], errors: set[int], chosen: set[int], budget: int) -> int:
+    """Characters `_choose` is sure to take for error lines, whatever the identifiers add.
+
+    An error line is worth `ERROR_WEIGHT` whatever was kept before it, so the greedy loop never
+    drops it for worth: each one ends chosen, skipped as a repeat of a kept line (with the same
+    stripped text: an error line too, or one kept from the start), or skipped because it no longer
+    fits, which means more than ``budget`` minus its length is used. So one line of each stripped
+    text among them is taken (each at least as long as the shortest), or all but the longest line's
+    length of the budget.
+    """
+    candidates = [lines[n] for n in errors if n not in chosen]
+    if not candidates:
+        return 0
+    texts = set(map(str.strip, candidates))
+    texts.difference_update(lines[n].strip() for n in chosen)
+    if not texts:
+        return 0
+    sizes = list(map(len, candidates))
+    return min(len(texts) * min(sizes), budget - max(sizes) + 1)
+
+
+def _novel_pieces(
+    text: str, lines: list[str], starts: list[int], unique: Terms, whole_lines: bool
+) -> dict[int, set[str]]:
+    """The pieces with identifiers only this message mentions (`_novel`), and those identifiers;
+    none at all when the whole text has none.
+
+    In ASCII text the terms `_novel` lower-cases are exactly the runs `words` cuts (elsewhere a
+    non-ASCII letter can lower-case to an ASCII one and join a run), so the unshared runs of the text
+    are the only candidates; where the pieces are whole lines no run spans two, so only the pieces
+    holding a candidate are read word by word.
+    """
+    if not unique:
+        return {}
+    if text.isascii():
+        candidates = unique.intersection(words(text))
+        if not candidates:
+            return {}
+        if whole_lines:
+            lowered = text.lower()
+            holding: set[int] = set()
+            for term in candidates:
+                at = lowered.find(term)
+                while at >= 0:
+                    n = bisect.bisect_right(starts, at) - 1
+                    holding.add(n)
+                    at = lowered.find(term, starts[n + 1])
+            return {n: found for n in holding if (found := _novel(lines[n], unique))}
+    if not _novel(text, unique):
+        return {}
+    return {n: found for n, line in enumerate(lines) if (found := _novel(line, unique))}
+
+
+def _choose(
+    text: str,
+    lines: list[str],
+    starts: list[int],
+    index: _Unique,
+    chosen: set[int],
+    budget: int,
+    room: float,
+    *,
+    whole_lines: bool,
+) -> bool:
     """Add to ``chosen``, within ``budget`` characters, the pieces that bring the most identifiers not
     yet kept (and error lines) per square root of their length; a repeated piece or identifier counts
-    once, so a file that says one name on every line does not fill the budget with it."""
-    anything_novel = bool(_novel(text, at, index))
-    if not anything_novel and not _ERROR_LINE.search(text):
-        return  # nothing here that the rest of the history lacks: the head will do
-    covered: set[str] = set()
+    once, so a file that says one name on every line does not fill the budget with it.
+
+    False as soon as the chosen pieces add up to ``room`` characters: the caller has no use for an
+    excerpt that long (what is chosen by then is incomplete).
+    """
+    errors = _error_units(text, lines, starts)
+    if errors and _error_lines_fill(lines, errors, chosen, budget) >= room:
+        return False
+    novel = _novel_pieces(text, lines, starts, index(), whole_lines)
+    if not novel and not errors:
+        return True  # nothing here that the rest of the history lacks: the head will do
+    covered: set[str] = set().union(*(novel.get(n, _NONE) for n in chosen))
     shown = {lines[n].strip() for n in chosen}
-    if anything_novel:
-        for n in chosen:
-            covered |= _novel(lines[n], at, index)
-    novel: dict[int, set[str]] = {}
-    error: dict[int, float] = {}
     heap: list[tuple[float, int]] = []
-    for n, line in enumerate(lines):
-        if n in chosen:
-            continue
-        novel[n] = _novel(line, at, index) if anything_novel else set()
-        error[n] = ERROR_WEIGHT if _ERROR_LINE.search(line) else 0.0
-        gain = len(novel[n]) + error[n]
-        if gain:
-            heap.append((-gain / math.sqrt(len(line) + 1), n))
+    for n in (novel.keys() | errors) - chosen:
+        gain = len(novel.get(n, _NONE)) + (ERROR_WEIGHT if n in errors else 0.0)
+        heap.append((-gain / math.sqrt(len(lines[n]) + 1), n))
     heapq.heapify(heap)
     used = 0
     while heap:
@@ -124,8 +255,8 @@ def _choose(text: str, lines: list[str], at: int, index: Salience, chosen: set[i
         line = lines[n]
         if line.strip() in shown or used + len(line) > budget:
             continue
-        fresh = novel[n] - covered
-        gain = len(fresh) + error[n]
+        fresh = novel.get(n, _NONE) - covered
+        gain = len(fresh) + (ERROR_WEIGHT if n in errors else 0.0)
         now = -gain / math.sqrt(len(line) + 1)
         if now > priority:  # worth less than when it was queued: requeue at its current worth
             if gain:
@@ -135,6 +266,9 @@ def _choose(text: str, lines: list[str], at: int, index: Salience, chosen: set[i
         shown.add(line.strip())
         covered |= fresh
         used += len(line)
+        if used >= room:
+            return False
+    return True
 
 
 def _line_end(parts: list[str]) -> str:
@@ -156,27 +290,46 @@ def excerpt(text: str, at: int, index: Salience | None, *, head: int, tail: int,
     best pieces between them (`_choose`), in their original order, with `GAP` where text was skipped.
     ``at`` is the message holding the result. Without an index or a budget: the plain head and tail
     (the first round's cut)."""
-    total_lines = len(text.splitlines())
+    cut = excerpt_shorter_than(text, at, index, head=head, tail=tail, budget=budget, chars=math.inf)
+    assert cut is not None
+    return cut
+
+
+def excerpt_shorter_than(
+    text: str, at: int, index: Salience | None, *, head: int, tail: int, budget: int, chars: float
+) -> Excerpt | None:
+    """`excerpt`, or None as soon as it is known to hold ``chars`` characters or more (the rebuild
+    stage drops an excerpt that keeps too much of its result, and stops working on it then)."""
     if index is None or budget <= 0:
+        total_lines = len(text.splitlines())
         tail = min(tail, max(len(text) - head, 0))
         kept = text[:head] + (f"\n{GAP}{text[len(text) - tail :]}" if tail else "")
         return Excerpt(kept, kept.count("\n") + 1 if kept else 0, total_lines)
     units, line_of = _units(text)
+    total_lines = line_of[-1] + 1 if line_of else 0
+    starts = list(itertools.accumulate(map(len, units), initial=0))
     pieces: dict[int, str] = {}
     suffixes: set[int] = set()
-    start = 0
     tail_from = len(text) - min(tail, max(len(text) - head, 0))
-    for n, unit in enumerate(units):
-        end = start + len(unit)
-        if start < head:
-            pieces[n] = unit if end <= head else text[start:head]
-        elif end > tail_from:
-            pieces[n] = unit if start >= tail_from else text[tail_from:end]
-            if start < tail_from:
-                suffixes.add(n)
-        start = end
+    # The pieces that start within the head, then those that end within the tail.
+    in_head = bisect.bisect_left(starts, head, 0, len(units))
+    for n in range(in_head):
+        pieces[n] = units[n] if starts[n + 1] <= head else text[starts[n] : head]
+    for n in range(max(in_head, bisect.bisect_right(starts, tail_from, 1) - 1), len(units)):
+        start = starts[n]
+        pieces[n] = units[n] if start >= tail_from else text[tail_from : starts[n + 1]]
+        if start < tail_from:
+            suffixes.add(n)
+    # The kept text holds every chosen piece whole, so it is at least as long as they are together.
+    room = chars - sum(map(len, pieces.values()))
+    if room <= 0:
+        return None
     chosen = set(pieces)
-    _choose(text, units, at, index, chosen, budget)
+    whole_lines = len(units) == total_lines
+    if not _choose(
+        text, units, starts, lambda: index.unique_to(at), chosen, budget, room, whole_lines=whole_lines
+    ):
+        return None
     parts: list[str] = []
     previous, cut_after = -1, False
     for n in sorted(chosen):

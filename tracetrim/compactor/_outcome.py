@@ -1,8 +1,9 @@
-"""What a plan produces: per-pair decisions, statistics, the outcome and the observer's record."""
+"""What a plan produces: per-pair decisions, statistics and the outcome (records: tracetrim._record)."""
 
 from __future__ import annotations
 
 import enum
+from typing import Any
 
 import attrs
 
@@ -33,6 +34,8 @@ class Reason(enum.StrEnum):
     INSUFFICIENT_REDUCTION = "INSUFFICIENT_REDUCTION"
     NO_CANDIDATES = "NO_CANDIDATES"
     BELOW_THRESHOLD = "BELOW_THRESHOLD"
+    BELOW_TRIGGER = "BELOW_TRIGGER"
+    TARGET_NOT_REACHED = "TARGET_NOT_REACHED"
     DISABLED = "DISABLED"
     TRANSCRIPT_TOO_LARGE = "TRANSCRIPT_TOO_LARGE"
     CANCELLED = "CANCELLED"
@@ -99,6 +102,15 @@ class PlanStats:
     output_tokens: int = 0
     state_tokens: int = 0
     fitting_stage: str = ""
+    tokens_before: int = 0
+    """Estimated tokens of the history (`CompactorConfig.token_counter`; system messages excluded)."""
+    tokens_after: int = 0
+    target_tokens: int = 0
+    """The budget's target (0: no budget, the thresholds decided)."""
+    target_met: bool | None = None
+    """With a budget: whether the proposal is at or under ``target_tokens``; None without one."""
+    cache_rewrite_tokens: int = 0
+    """Tokens from the first changed message to the end: the part of a prompt cache adopting it rewrites."""
     elapsed_ms: float = 0.0
 
 
@@ -131,30 +143,10 @@ class Outcome:
         return self.status is Status.DECIDED and self.plan is not None and bool(self.plan.archive_ref)
 
 
-@attrs.frozen(kw_only=True)
-class Record:
-    """What the observer gets for every plan: one flat, JSON-friendly line for logs and audits."""
+def __getattr__(name: str) -> Any:
+    # `Record` moved to tracetrim._record (it is derived from PlanStats there); the old path still works.
+    if name == "Record":
+        from tracetrim._record import Record
 
-    purpose: str
-    version: str
-    mode: str
-    status: str
-    reason: str
-    elapsed_ms: float
-    scope: dict[str, str] | None = None
-    detail: str = ""
-    messages_before: int = 0
-    messages_after: int = 0
-    chars_before: int = 0
-    chars_after: int = 0
-    reduction: float = 0.0
-    candidates: int = 0
-    protected: int = 0
-    requests: int = 0
-    retries: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    state_tokens: int = 0
-    fitting_stage: str = ""
-    actions: dict[str, int] = attrs.field(factory=dict)
-    archive_ref: str = ""
+        return Record
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -8,7 +8,7 @@ from typing import Any
 
 import attrs
 
-from tracetrim._json import canonical_length
+from tracetrim._json import canonical_length, text_nesting_exceeds
 from tracetrim._marker import MARKER_PREFIX, has_mark
 from tracetrim._snapshot import Block, Message, text_of_output
 
@@ -88,12 +88,16 @@ def _reject_constant(name: str) -> Any:
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
 
-def _is_json_object(text: str) -> bool:
+def _input_problem(text: str) -> str:
+    """Why a call's input is not a JSON object the planner may judge, or "" when it is one."""
+    # Checked before decoding: json's decoder recurses in C and would raise RecursionError.
+    if text_nesting_exceeds(text):
+        return "input_too_deep"
     try:
         value = _DECODER.decode(text)
     except ValueError:
-        return False
-    return isinstance(value, dict)
+        return "input_not_json_object"
+    return "" if isinstance(value, dict) else "input_not_json_object"
 
 
 def _guard(
@@ -107,8 +111,9 @@ def _guard(
         return "result_not_success"
     if result["name"] != call["name"]:
         return "name_mismatch"
-    if not _is_json_object(call["input"]):
-        return "input_not_json_object"
+    input_problem = _input_problem(call["input"])
+    if input_problem:
+        return input_problem
     if result_text is None:
         return "non_text_output"
     # The marker text counts too: formats without block metadata (OpenAI chat) carry only the text.

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
 
 from tracetrim._json import canonical_length
-from tracetrim._marker import MARKER_KEY, shortened_mark, shortened_note
+from tracetrim._marker import MARKER_KEY, shortened_mark, shortened_note, tombstone_block
 from tracetrim._snapshot import Block, Message
-from tracetrim.compactor._excerpt import Salience, excerpt
+from tracetrim.compactor._excerpt import Salience, excerpt, excerpt_shorter_than
 from tracetrim.compactor._outcome import Action
 from tracetrim.compactor._pairs import Pair
 
@@ -32,11 +33,14 @@ class Shortening:
     index: Salience | None = attrs.field(default=None, repr=False)
 
 
-def shortened_text(text: str, pair: Pair, ref: str, how: Shortening) -> str:
-    """The excerpt of ``text`` and the marker (`tracetrim._marker.shortened_note`)."""
+def shortened_text(
+    text: str, pair: Pair, ref: str, how: Shortening, *, below: float = math.inf
+) -> str | None:
+    """The excerpt of ``text`` and the marker (`tracetrim._marker.shortened_note`); None when the
+    two are known to hold ``below`` characters or more before the excerpt is finished."""
     assert pair.result_at is not None
-    cut = excerpt(text, pair.result_at[0], how.index, head=how.head, tail=how.tail, budget=how.budget)
     if how.index is None or how.budget <= 0:
+        cut = excerpt(text, pair.result_at[0], None, head=how.head, tail=how.tail, budget=how.budget)
         note = shortened_note(
             pair.tool,
             pair.call_id,
@@ -45,9 +49,22 @@ def shortened_text(text: str, pair: Pair, ref: str, how: Shortening) -> str:
             ref,
         )
         return f"{cut.text}\n{note}"
-    lines = (cut.kept_lines, cut.total_lines)
-    note = shortened_note(pair.tool, pair.call_id, pair.result_chars, len(cut.text), ref, lines)
-    return cut.text + note
+    # The note names the excerpt's length and line counts: it is at least as long as with zeros.
+    shortest_note = len(shortened_note(pair.tool, pair.call_id, pair.result_chars, 0, ref, (0, 0)))
+    found = excerpt_shorter_than(
+        text,
+        pair.result_at[0],
+        how.index,
+        head=how.head,
+        tail=how.tail,
+        budget=how.budget,
+        chars=below - shortest_note,
+    )
+    if found is None:
+        return None
+    lines = (found.kept_lines, found.total_lines)
+    note = shortened_note(pair.tool, pair.call_id, pair.result_chars, len(found.text), ref, lines)
+    return found.text + note
 
 
 def block_chars(block: Block) -> int:
@@ -75,8 +92,8 @@ def _shortened_block(block: Block, pair: Pair, ref: str, how: Shortening) -> Blo
     smallest = how.head + how.tail + len(shortened_note(pair.tool, pair.call_id, pair.result_chars, 0, ref))
     if smallest >= limit:  # no excerpt can be short enough: spare the work
         return None
-    text = shortened_text(pair.result_text, pair, ref, how)
-    if len(text) >= limit:
+    text = shortened_text(pair.result_text, pair, ref, how, below=limit)
+    if text is None or len(text) >= limit:
         return None
     new = dict(block)
     new["output"] = text if isinstance(block["output"], str) else [{"type": "text", "text": text}]
@@ -93,8 +110,13 @@ def rebuild(
     *,
     archive_ref: str,
     shortening: Shortening,
+    tombstones: bool = False,
 ) -> Rebuilt:
-    """A new history with ``actions`` applied; only touched messages and blocks are copied."""
+    """A new history with ``actions`` applied; only touched messages and blocks are copied.
+
+    With ``tombstones`` a dropped call leaves a one-line text block where it stood
+    (`tracetrim._marker.tombstone_block`: tool, a gist of the input, call id, how to recall it).
+    """
     replaced: dict[tuple[int, int], Block | None] = {}
     applied: dict[str, tuple[Action, str]] = {}
     chars_after: dict[str, int] = {}
@@ -104,9 +126,10 @@ def rebuild(
             applied[pair.key] = (Action.KEEP, reason)
             continue
         if action is Action.DROP_CALL:
-            replaced[pair.call_at] = replaced[pair.result_at] = None
+            stone = tombstone_block(pair.tool, pair.call_id, pair.input, archive_ref) if tombstones else None
+            replaced[pair.call_at], replaced[pair.result_at] = stone, None
             applied[pair.key] = (action, reason)
-            chars_after[pair.key] = 0
+            chars_after[pair.key] = block_chars(stone) if stone is not None else 0
             continue
         i, j = pair.result_at
         new = _shortened_block(messages[i]["content"][j], pair, archive_ref, shortening)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import math
 import os
 import re
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
@@ -14,7 +16,14 @@ import attrs
 import httpx
 
 from tracetrim._json import compact_json
-from tracetrim.decision._http import JsonClient, JsonClientModel, RetryPolicy, usage_int
+from tracetrim.decision._http import (
+    JsonClient,
+    JsonClientModel,
+    JsonReply,
+    RetryBudget,
+    RetryPolicy,
+    usage_int,
+)
 from tracetrim.decision._protocol import BinaryQuestion, DecisionModelError, DecisionResponse, Usage
 
 CHAT_PATH = "/v1/chat/completions"
@@ -30,6 +39,17 @@ JSON_INSTRUCTION = (
     "(0 to 1) that the answer is yes."
 )
 _JSON_OBJECT = re.compile(r"\{.*?\}", re.DOTALL)
+# Plans remembered at once: enough for a host's concurrent plans, few enough to forget old ones.
+_PLANS_KEPT = 32
+
+
+class _Plan:
+    """What the questions of one plan share: how answers are read, and the retries left."""
+
+    def __init__(self) -> None:
+        self.logprobs: bool | None = None  # None until the plan's first reply decides
+        self.deciding = asyncio.Lock()
+        self.budget = RetryBudget()
 
 
 @attrs.frozen
@@ -126,8 +146,19 @@ class ChatLogprobsModel(JsonClientModel):
     ``A`` (yes) and ``B`` (no); ``max_tokens=1``, ``temperature=0``, ``logprobs`` with
     ``top_logprobs``. The state comes before the question on purpose: every question of a plan then
     shares the same long prefix (system + state), which prefix-caching servers reuse; only the short
-    question tail differs. A server that returns no logprobs is asked for a JSON probability instead,
-    from then on, and ``metadata["fallback"]`` says ``"json_probability"``.
+    question tail differs.
+
+    How answers are read is decided once per plan, never per question, so one plan never mixes two
+    kinds of probability. A plan is recognised by its state (every batch of a plan carries the same
+    one). Its first question is asked with logprobs, the others waiting: if that reply carries
+    logprobs, every question of the plan is read from them; if not, every question of the plan is
+    asked for a JSON probability instead and ``metadata["fallback"]`` says ``"json_probability"``.
+    A reply without logprobs later in a logprobs plan is a `DecisionModelError`, not a silent
+    switch; the next plan asks again, so one odd reply never changes the model for good.
+
+    Retries are budgeted per plan too: each question adds ``retry.max_retries`` to a pool its
+    plan's questions share (`tracetrim.decision._http.RetryBudget`). A per-question limit would
+    fail a plan of many questions under random throttling that the one-request backends survive.
 
     ``max_concurrency`` bounds this model's requests in flight across all concurrent batches; set it
     to the planner's ``max_concurrency``.
@@ -160,16 +191,29 @@ class ChatLogprobsModel(JsonClientModel):
         self._http = JsonClient(
             base, api_key, timeout_s=timeout_s, retry=retry, client=client, service="chat server"
         )
-        self._logprobs_missing = False
         self._slots: asyncio.Semaphore | None = None
         self._slots_loop: asyncio.AbstractEventLoop | None = None
+        self._plans: OrderedDict[bytes, _Plan] = OrderedDict()
 
     def _semaphore(self) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()
         if self._slots is None or self._slots_loop is not loop:
             self._slots = asyncio.Semaphore(self.max_concurrency)
             self._slots_loop = loop
+            self._plans.clear()  # their locks belong to the old loop
         return self._slots
+
+    def _plan(self, state_text: str) -> _Plan:
+        self._semaphore()
+        key = hashlib.sha256(state_text.encode("utf-8", "surrogatepass")).digest()
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = _Plan()
+            while len(self._plans) > _PLANS_KEPT:
+                self._plans.popitem(last=False)
+        else:
+            self._plans.move_to_end(key)
+        return plan
 
     async def __call__(
         self, state: Mapping[str, Any], questions: Mapping[str, BinaryQuestion]
@@ -177,9 +221,11 @@ class ChatLogprobsModel(JsonClientModel):
         """Ask each question in its own request, concurrently up to ``max_concurrency``."""
         state_text = compact_json(state)
         names = list(questions)
+        plan = self._plan(state_text)
+        plan.budget.deposit(self._http.retry.max_retries * len(names))
         try:
             async with asyncio.TaskGroup() as group:
-                tasks = [group.create_task(self._ask(state_text, questions[name])) for name in names]
+                tasks = [group.create_task(self._ask(plan, state_text, questions[name])) for name in names]
         except ExceptionGroup as failed:
             # One failed question fails the batch; report the first cause, not a group.
             raise _first_leaf(failed) from None
@@ -198,31 +244,58 @@ class ChatLogprobsModel(JsonClientModel):
             metadata=metadata,
         )
 
-    async def _ask(self, state_text: str, question: BinaryQuestion) -> _Answer:
+    async def _ask(self, plan: _Plan, state_text: str, question: BinaryQuestion) -> _Answer:
+        if plan.logprobs is None:
+            # The first question decides for the plan; the others wait without holding a slot.
+            async with plan.deciding:
+                if plan.logprobs is None:
+                    return await self._decide(plan, state_text, question)
+        if plan.logprobs:
+            async with self._semaphore():
+                reply = await self._post(plan, self._logprobs_payload(state_text, question))
+            top = _first_token_top_logprobs(reply.data)
+            if top is None:
+                raise DecisionModelError(
+                    "chat server stopped returning logprobs in the middle of a plan;"
+                    " its answers would mix two kinds of probability"
+                )
+            return self._logprobs_answer(top, reply)
+        return await self._json_answer(plan, state_text, question, (Usage(), 0, 0))
+
+    async def _decide(self, plan: _Plan, state_text: str, question: BinaryQuestion) -> _Answer:
         async with self._semaphore():
-            if not self._logprobs_missing:
-                reply = await self._http.post(CHAT_PATH, self._logprobs_payload(state_text, question))
-                top = _first_token_top_logprobs(reply.data)
-                if top is not None:
-                    probability = label_probability(top)
-                    if probability is None:
-                        raise DecisionModelError(
-                            f"chat server's first answer token was neither {YES_LABEL!r} nor {NO_LABEL!r} "
-                            f"among its top {self.top_logprobs} logprobs"
-                        )
-                    return _Answer(probability, chat_usage(reply.data), reply.retries, reply.requests, False)
-                self._logprobs_missing = True
-                spent = (chat_usage(reply.data), reply.retries, reply.requests)
-            else:
-                spent = (Usage(), 0, 0)
-            fallback = await self._http.post(CHAT_PATH, self._json_payload(state_text, question))
-            return _Answer(
-                json_probability(chat_content(fallback.data)),
-                spent[0] + chat_usage(fallback.data),
-                spent[1] + fallback.retries,
-                spent[2] + fallback.requests,
-                True,
+            reply = await self._post(plan, self._logprobs_payload(state_text, question))
+        top = _first_token_top_logprobs(reply.data)
+        plan.logprobs = top is not None
+        if top is not None:
+            return self._logprobs_answer(top, reply)
+        spent = (chat_usage(reply.data), reply.retries, reply.requests)
+        return await self._json_answer(plan, state_text, question, spent)
+
+    async def _post(self, plan: _Plan, payload: dict[str, Any]) -> JsonReply:
+        return await self._http.post(CHAT_PATH, payload, budget=plan.budget)
+
+    def _logprobs_answer(self, top: Any, reply: JsonReply) -> _Answer:
+        probability = label_probability(top)
+        if probability is None:
+            raise DecisionModelError(
+                f"chat server's first answer token was neither {YES_LABEL!r} nor {NO_LABEL!r} "
+                f"among its top {self.top_logprobs} logprobs"
             )
+        return _Answer(probability, chat_usage(reply.data), reply.retries, reply.requests, False)
+
+    async def _json_answer(
+        self, plan: _Plan, state_text: str, question: BinaryQuestion, spent: tuple[Usage, int, int]
+    ) -> _Answer:
+        async with self._semaphore():
+            reply = await self._post(plan, self._json_payload(state_text, question))
+        return _Answer(
+            json_probability(chat_content(reply.data)),
+            spent[0] + chat_usage(reply.data),
+            spent[1] + reply.retries,
+            spent[2] + reply.requests,
+            True,
+        )
 
     def _logprobs_payload(self, state_text: str, question: BinaryQuestion) -> dict[str, Any]:
         return {

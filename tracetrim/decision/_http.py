@@ -97,6 +97,31 @@ def retry_after_s(headers: httpx.Headers) -> float | None:
     return seconds if math.isfinite(seconds) and seconds >= 0 else None
 
 
+class RetryBudget:
+    """Retries shared by the requests of one plan, rather than a fixed number per request.
+
+    Each request joining the plan adds ``per_request`` retries to the pool (`deposit`); any of them
+    may spend them (`take`). Under random throttling (say half of all requests answered 429) a plan
+    of many one-question requests then survives as a plan of one many-question request does,
+    while a server that keeps failing still ends the plan once the pool is spent. Not thread-safe:
+    one event loop only.
+    """
+
+    def __init__(self) -> None:
+        self.left = 0
+
+    def deposit(self, retries: int) -> None:
+        """Add ``retries`` to the pool."""
+        self.left += retries
+
+    def take(self) -> bool:
+        """Spend one retry; False when none is left."""
+        if self.left <= 0:
+            return False
+        self.left -= 1
+        return True
+
+
 class _RetryableError(DecisionModelError):
     """One attempt's failure that is worth another: what went wrong and the server's delay hint, if any.
 
@@ -204,11 +229,14 @@ class JsonClient:
             text = text.replace(self._key.reveal(), "***")
         return text
 
-    async def post(self, path: str, payload: Mapping[str, Any]) -> JsonReply:
+    async def post(
+        self, path: str, payload: Mapping[str, Any], *, budget: RetryBudget | None = None
+    ) -> JsonReply:
         """POST ``payload`` to ``root + path``; the parsed JSON of the first 2xx answer.
 
         Connection errors, 408, 429 and 5xx are retried by tenacity under this client's `RetryPolicy`
-        (the server's Retry-After first, capped; else backoff), each retry logged. Raises
+        (the server's Retry-After first, capped; else backoff), each retry logged. With a ``budget``
+        the number of retries is what that shared pool allows, not ``max_retries``. Raises
         ``DecisionModelError`` for authentication failures, other 4xx answers (never retried),
         non-JSON bodies and exhausted retries. Cancellation propagates untouched, mid-request or
         mid-backoff.
@@ -222,8 +250,12 @@ class JsonClient:
             attempts += 1
             return await self._attempt(url, body, path)
 
+        def spent(state: RetryCallState) -> bool:
+            assert budget is not None
+            return not budget.take()
+
         retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.retry.max_retries + 1),
+            stop=stop_after_attempt(self.retry.max_retries + 1) if budget is None else spent,
             wait=RetryAfterWait(self.retry),
             retry=retry_if_exception_type(_RetryableError),
             before_sleep=self._log_retry(path),

@@ -54,9 +54,11 @@ class LearnedDecisionModel:
     def judge(self, view: HistoryView) -> Mapping[str, PairJudgement]:
         """Both answers for every pair of ``view``."""
         out: dict[str, PairJudgement] = {}
+        weights = self.weights
+        need_of = weights.need_function()
         for pair, features in iter_pair_features(view):
-            need = self.weights.need(features)
-            keep_call, keep_result = self.weights.answers(self.weights.value(need, len(pair.result_text)))
+            need = need_of(features)
+            keep_call, keep_result = weights.answers(weights.value(need, len(pair.result_text)))
             out[pair.key] = PairJudgement(keep_call=keep_call, keep_result=keep_result)
         return out
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import attrs
 
+from tracetrim._json import text_nesting_exceeds
 from tracetrim.decision._protocol import BinaryQuestion, DecisionResponse
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -211,7 +212,12 @@ def _lines(text: str) -> set[str]:
 
 
 def _input_values(raw_input: str) -> list[str]:
-    """The string and number values of a call's JSON input (what the call was about)."""
+    """The string and number values of a call's JSON input (what the call was about).
+
+    An input that is not JSON, or nests deeper than `MAX_NESTING`, is judged as opaque text.
+    """
+    if text_nesting_exceeds(raw_input):
+        return [raw_input]  # json's decoder would recurse past the interpreter's limit
     try:
         value = json.loads(raw_input)
     except ValueError:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+import weakref
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -122,6 +123,16 @@ class JudgeWeights:
             z += tree.score(x)
         return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
 
+    def need_function(self) -> Callable[[Sequence[float]], float]:
+        """`need` as one generated function (built once per weights): the same operations on the same
+        constants in the same order, so the same float, without walking the node arrays."""
+        # Kept beside the weights rather than in them, so that they stay plain data (copied, pickled).
+        found = _COMPILED.get(id(self))
+        if found is None:
+            found = _COMPILED[id(self)] = compile_need(self)
+            weakref.finalize(self, _COMPILED.pop, id(self), None)
+        return found
+
     def value(self, need: float, chars: int) -> float:
         """Log need per ``size_exponent`` power of size: what the policy ranks pairs by."""
         return math.log(max(need, 1e-12)) - self.size_exponent * math.log1p(chars)
@@ -159,6 +170,54 @@ class JudgeWeights:
         except OSError as exc:
             raise WeightsError(f"cannot read judge weights {path}: {exc.strerror or exc}") from None
         return cls.from_json(text, source=str(path))
+
+
+_COMPILED: dict[int, Callable[[Sequence[float]], float]] = {}
+"""`JudgeWeights.need_function` of each live weights object, by its id."""
+
+
+def _tree_lines(tree: Tree, node: int, depth: int) -> Iterable[str]:
+    """``tree``'s walk from ``node`` as nested ``if`` statements that add the leaf to ``z``."""
+    pad = "    " * depth
+    feature = tree.feature[node]
+    if feature < 0:
+        yield f"{pad}z += {tree.value[node]!r}"
+        return
+    yield f"{pad}if x{feature} <= {tree.threshold[node]!r}:"
+    yield from _tree_lines(tree, tree.left[node], depth + 1)
+    yield f"{pad}else:"
+    yield from _tree_lines(tree, tree.right[node], depth + 1)
+
+
+def need_source(weights: JudgeWeights) -> str:
+    """Python source of ``need(x)`` for ``weights``: `JudgeWeights.need` unrolled.
+
+    Floats are written with ``repr`` (which reads back as the same float) and every addition
+    happens in `JudgeWeights.need`'s order, so the result is bit for bit the same.
+    """
+    count = len(weights.features)
+    # Each feature in a local of its own (x0, x1, ...): reading a local is cheaper than indexing.
+    unpacked = ", ".join(f"x{n}" for n in range(count)) + ("," if count == 1 else "")
+    lines = ["def need(x):", f"    {unpacked} = x", f"    z = {weights.intercept!r}"]
+    for n, (mean, scale, coef) in enumerate(zip(weights.mean, weights.scale, weights.coef, strict=True)):
+        lines.append(f"    z += {coef!r} * (x{n} - {mean!r}) / {scale!r}")
+    for tree in weights.trees:
+        lines.extend(_tree_lines(tree, 0, 1))
+    lines.append("    return 1.0 / (1.0 + exp(-z)) if z > -700 else 0.0")
+    return "\n".join(lines) + "\n"
+
+
+def compile_need(weights: JudgeWeights) -> Callable[[Sequence[float]], float]:
+    """`need_source` compiled: many times faster than walking the trees node by node. Trees too deep
+    for Python's parser (nested far beyond what a fit makes) keep the node-by-node `JudgeWeights.need`."""
+    namespace: dict[str, Any] = {"exp": math.exp}
+    try:
+        code = compile(need_source(weights), f"<need of judge weights {weights.version}>", "exec")
+    except (SyntaxError, RecursionError, MemoryError):
+        return weights.need
+    exec(code, namespace)  # our own generated source: constants and comparisons only
+    function: Callable[[Sequence[float]], float] = namespace["need"]
+    return function
 
 
 def _weights_error_in(exc: BaseException) -> WeightsError | None:

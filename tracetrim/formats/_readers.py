@@ -1,4 +1,4 @@
-"""The formats histories arrive in, by name: each one's converter to neutral and where its file keeps them."""
+"""Views of the format table for callers that want a plain converter or key by format name."""
 
 from __future__ import annotations
 
@@ -6,24 +6,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from tracetrim._snapshot import Message
-from tracetrim.formats._mini_swe_agent import from_mini_swe_agent
-from tracetrim.formats._openai_chat import from_openai_chat
-from tracetrim.formats._openai_responses import from_openai_responses
-from tracetrim.formats._swe_agent import from_swe_agent_history
-
-
-def _same(messages: Sequence[Any]) -> list[Any]:
-    return list(messages)
-
+from tracetrim.formats._table import HISTORY_FORMATS
 
 READERS: dict[str, Callable[[Sequence[Any]], list[Message]]] = {
-    "neutral": _same,
-    "openai": from_openai_chat,
-    "responses": from_openai_responses,
-    "mini-swe-agent": from_mini_swe_agent,
-    "swe-agent": from_swe_agent_history,
+    name: fmt.read for name, fmt in HISTORY_FORMATS.items()
 }
 """Format name to its converter into neutral messages (``neutral`` is taken as it is, checked later)."""
 
-MESSAGES_KEY: dict[str, str] = {"swe-agent": "history"}
+MESSAGES_KEY: dict[str, str] = {
+    name: fmt.messages_key for name, fmt in HISTORY_FORMATS.items() if fmt.messages_key != "messages"
+}
 """Where a format's file object keeps its message list, when not under ``messages``."""

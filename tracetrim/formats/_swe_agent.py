@@ -1,4 +1,4 @@
-"""Reading SWE-agent trajectories (``.traj`` ``history``) into neutral messages."""
+"""Converters between neutral messages and SWE-agent trajectories (the ``history`` of a ``.traj``)."""
 
 from __future__ import annotations
 
@@ -8,17 +8,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tracetrim._snapshot import Message, SnapshotError
+from tracetrim._snapshot import Message, SnapshotError, text_of_output, validate_messages
 from tracetrim.formats._common import attach_meta, format_meta, mark_pending, require_dict
 from tracetrim.formats._openai_chat import FORMAT as CHAT_FORMAT
-from tracetrim.formats._openai_chat import from_openai_chat
+from tracetrim.formats._openai_chat import from_openai_chat, to_openai_chat
 
 FORMAT = "swe_agent"
 _KEYS = ("agent", "message_type", "thought", "action", "is_demo", "tool_call_ids")
 
 
 def from_swe_agent_history(history: Sequence[Any], *, synthesize_calls: bool = True) -> list[Message]:
-    """Convert a SWE-agent ``history`` (an OpenAI-chat variant) to neutral messages; one way only.
+    """Convert a SWE-agent ``history`` (an OpenAI-chat variant) to neutral messages (`to_swe_agent_history`
+    writes them back).
 
     Function-calling histories map like OpenAI chat, a ``tool`` message's ``tool_call_ids`` giving one
     result per id. Older histories are plain text: with ``synthesize_calls`` each assistant ``action``
@@ -54,7 +55,8 @@ def from_swe_agent_history(history: Sequence[Any], *, synthesize_calls: bool = T
             message["content"].extend({**copy.deepcopy(first), "id": other} for other in ids[1:])
         chat_meta = format_meta(message, CHAT_FORMAT)
         if chat_meta.get("extra"):
-            del chat_meta["extra"]
+            # SWE-agent's own extra keys travel with its metadata, so an OpenAI-chat writer never sends them
+            extra = {**extra, "chat_extra": chat_meta.pop("extra")}
         if synthesize_calls and not has_calls and not extra.get("is_demo"):
             action = extra.get("action")
             if message["role"] == "assistant" and isinstance(action, str) and action.strip():
@@ -70,6 +72,7 @@ def from_swe_agent_history(history: Sequence[Any], *, synthesize_calls: bool = T
                     }
                 )
                 pending = (call_id, name)
+                extra = {**extra, "synthesized_call": call_id}
             elif message["role"] == "user" and pending is not None:
                 text = "".join(b["text"] for b in message["content"] if b["type"] == "text")
                 message = {
@@ -97,3 +100,64 @@ def load_swe_agent_traj(path: str | Path, *, synthesize_calls: bool = True) -> l
     if not isinstance(data, dict) or "history" not in data:
         raise SnapshotError(f"{path}: a .traj file is a JSON object with a 'history' list")
     return from_swe_agent_history(data["history"], synthesize_calls=synthesize_calls)
+
+
+def _observation_text(message: Message, i: int) -> list[Any]:
+    """The text blocks a synthesized observation came from: its result's output (maybe shortened)."""
+    texts: list[str] = []
+    for j, block in enumerate(message["content"]):
+        if block["type"] == "text":
+            texts.append(block["text"])
+        elif block["type"] == "tool_result":
+            text = text_of_output(block["output"])
+            if text is None:
+                raise SnapshotError(
+                    "an observation's output must be text for SWE-agent", message=i, block=j, field="output"
+                )
+            texts.append(text)
+    text = "".join(texts)
+    return [{"type": "text", "text": text}] if text else []
+
+
+def _history_entries(message: Message, i: int) -> list[dict[str, Any]]:
+    meta = format_meta(message, FORMAT)
+    synthesized = meta.get("synthesized_call")
+    if "observation_of" in meta:
+        message = {**message, "role": "user", "content": _observation_text(message, i)}
+    elif isinstance(synthesized, str):
+        kept = [b for b in message["content"] if not (b["type"] == "tool_call" and b["id"] == synthesized)]
+        message = {**message, "content": kept}
+    try:
+        chat = to_openai_chat([message])
+    except SnapshotError as exc:
+        raise SnapshotError(exc.problem, message=i, block=exc.block_index, field=exc.field) from None
+    tools = [m for m in chat if m["role"] == "tool"]
+    ids = [m.pop("tool_call_id") for m in tools]
+    if tools and isinstance(meta.get("tool_call_ids"), list) and len(meta["tool_call_ids"]) > 1:
+        # one SWE-agent observation answered several calls: the reader gave each its own copy
+        chat = [m for m in chat if m["role"] != "tool" or m is tools[0]]
+        tools[0]["tool_call_ids"] = ids
+    else:
+        for tool, call_id in zip(tools, ids, strict=True):
+            tool["tool_call_ids"] = [call_id]
+    own = {k: copy.deepcopy(v) for k, v in meta.items() if k in _KEYS and k != "tool_call_ids"}
+    chat_extra = meta.get("chat_extra")
+    for entry in chat:
+        if isinstance(chat_extra, dict):
+            entry.update(copy.deepcopy(chat_extra))
+        entry.update(own)
+    return chat
+
+
+def to_swe_agent_history(messages: Sequence[Any]) -> list[dict[str, Any]]:
+    """Convert neutral messages to a SWE-agent ``history``: the inverse of `from_swe_agent_history`.
+
+    Messages map as in `to_openai_chat`, a ``tool`` message naming its calls in ``tool_call_ids``, and
+    SWE-agent's own keys (``agent``, ``thought``, ``action``, ...) come back from the metadata. Calls the
+    reader synthesized from a plain-text ``action`` are dropped again and their observation is the user
+    message it was, with the result's text (shortened, if compaction shortened it).
+    """
+    out: list[dict[str, Any]] = []
+    for i, message in enumerate(validate_messages(messages)):
+        out.extend(_history_entries(message, i))
+    return out

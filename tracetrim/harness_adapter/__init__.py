@@ -14,7 +14,7 @@ from typing import Any
 
 from tracetrim.harness_adapter._markers import restore_markers
 from tracetrim.harness_adapter._run import AdapterResult, compact_history
-from tracetrim.harness_adapter._strategy import CompactionStrategy
+from tracetrim.harness_adapter._strategy import CompactionStrategy, PlanningStrategy
 
 _LAZY = {
     "TracetrimMiddleware": "agentscope",
@@ -25,7 +25,14 @@ _LAZY = {
     "CompactingSession": "openai_agents",
 }
 
-__all__ = ["AdapterResult", "CompactionStrategy", "compact_history", "restore_markers", *_LAZY]
+__all__ = [
+    "AdapterResult",
+    "CompactionStrategy",
+    "PlanningStrategy",
+    "compact_history",
+    "restore_markers",
+    *_LAZY,
+]
 
 
 def __getattr__(name: str) -> Any:

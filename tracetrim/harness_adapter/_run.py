@@ -12,10 +12,10 @@ from tracetrim._marker import MARKER_KEY
 from tracetrim._scope import Scope
 from tracetrim._snapshot import Message
 from tracetrim._tokens import estimate_tokens
-from tracetrim.compactor import CompactionRequest, Compactor, Mode, Outcome
+from tracetrim.compactor import CompactionRequest, Outcome
 from tracetrim.harness_adapter._markers import restore_markers
 from tracetrim.harness_adapter._pairing import pairing_problem
-from tracetrim.harness_adapter._strategy import CompactionStrategy
+from tracetrim.harness_adapter._strategy import CompactionStrategy, PlanningStrategy
 
 
 @attrs.frozen
@@ -23,8 +23,9 @@ class AdapterResult:
     """What one compaction attempt produced for the host.
 
     ``messages`` is the neutral history to adopt, or None when the host keeps what it has (OFF, SHADOW,
-    below the trigger, nothing to gain, any failure). ``outcome`` is the planner's outcome when the
-    strategy is a `Compactor`; ``archive_ref`` names the archived original ("" when none).
+    below the trigger, nothing to gain, any failure). ``outcome`` is the strategy's outcome when it is a
+    `PlanningStrategy` (`Compactor`, `OffloadStrategy`); ``archive_ref`` names the archived original
+    ("" when none).
     """
 
     messages: list[Message] | None
@@ -49,13 +50,12 @@ def _archive_ref(messages: Sequence[Message]) -> str:
 
 
 async def _ask(strategy: CompactionStrategy, request: CompactionRequest) -> AdapterResult:
-    # A Compactor's outcome names the archived snapshot; compact() alone would hide it.
-    if isinstance(strategy, Compactor):
+    if isinstance(strategy, PlanningStrategy):  # the outcome names the archived snapshot
         outcome = await strategy.plan(request)
-        plan = outcome.plan
-        if strategy.execution.mode is Mode.ENFORCE and outcome.adopted and plan is not None:
-            return AdapterResult(plan.messages, outcome, plan.archive_ref, planned=True)
+        if outcome.adopted and outcome.plan is not None:
+            return AdapterResult(outcome.plan.messages, outcome, outcome.plan.archive_ref, planned=True)
         return AdapterResult(None, outcome, planned=True)
+    # A host's own strategy only says what to adopt; its markers are all there is to name the archive.
     messages = await strategy.compact(request)
     return AdapterResult(messages, None, _archive_ref(messages or ()), planned=True)
 

@@ -10,6 +10,7 @@ import attrs
 
 from tracetrim._json import canonical_length
 from tracetrim._snapshot import Message, text_of_output
+from tracetrim._tokens import estimate_tokens
 from tracetrim.compactor import (
     CompactionRequest,
     Compactor,
@@ -18,6 +19,7 @@ from tracetrim.compactor import (
     Mode,
     Reason,
 )
+from tracetrim.compactor._budget import history_tokens
 from tracetrim.compactor._excerpt import excerpt, salience
 from tracetrim.compactor._pairs import Pair
 from tracetrim.decision import DecisionModel, HistoryJudge
@@ -150,10 +152,19 @@ def tracetrim(compactor_for: Callable[[Cut], Compactor]) -> CutStrategy:
     return run
 
 
-def default_compactor(model: DecisionModel | HistoryJudge, **overrides: Any) -> Callable[[Cut], Compactor]:
-    """A SHADOW compactor per cut with the trajectory's eligible tools and default settings."""
+def default_compactor(
+    model: DecisionModel | HistoryJudge, *, budget_share: float | None = None, **overrides: Any
+) -> Callable[[Cut], Compactor]:
+    """A SHADOW compactor per cut with the trajectory's eligible tools and default settings.
+
+    With ``budget_share`` each cut's prefix is taken to be at the trigger and is compacted down to that
+    share of its tokens (the token budget of `CompactorConfig`) instead of by the thresholds.
+    """
 
     def make(cut: Cut) -> Compactor:
+        if budget_share is not None:
+            target = int(history_tokens(cut.prefix, estimate_tokens) * budget_share)
+            overrides.update(trigger_tokens=target + 1, target_tokens=target)
         config = CompactorConfig(eligible_tools=cut.trajectory.tools(), **overrides)
         return Compactor(model, config=config, execution=ExecutionOptions(mode=Mode.SHADOW))
 

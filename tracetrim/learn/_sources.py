@@ -157,7 +157,7 @@ def from_file(
             Trajectory(
                 f"{name}-{n}", fmt, f"{name}-{n}", as_seen(from_openai_chat(item["traj"])), eligible_tools
             )
-            for n, item in enumerate(data)
+            for n, item in enumerate(data if isinstance(data, list) else [data])
         ]
     raw = data.get(MESSAGES_KEY.get(fmt, "messages")) if isinstance(data, dict) else data
     if not isinstance(raw, list):
@@ -167,24 +167,8 @@ def from_file(
 
 
 def _detect(data: object) -> str:
-    if isinstance(data, dict):
-        messages = data.get("messages")
-        if "history" in data and "trajectory" in data:
-            return "swe-agent"
-        if (
-            isinstance(messages, list)
-            and messages
-            and all(isinstance(m.get("content"), str) for m in messages if isinstance(m, dict))
-            and "info" in data
-        ):
-            return "mini-swe-agent"
-        data = messages
-    if isinstance(data, list) and data and isinstance(data[0], dict):
-        first = data[0]
-        if "traj" in first:
-            return "tau-bench"
-        if any(isinstance(m, dict) and (m.get("role") == "tool" or "tool_calls" in m) for m in data):
-            return "openai"
-        if first.get("type") in ("message", "function_call", "function_call_output"):
-            return "responses"
-    return "neutral"
+    """The format by shape, from the one format table in `tracetrim.formats` (tau-bench: the list)."""
+    from tracetrim.formats import detect_format, trajectory_list
+
+    listed = trajectory_list(data)
+    return listed if listed == "tau-bench" else detect_format(data)

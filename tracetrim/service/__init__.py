@@ -1,15 +1,34 @@
-"""The HTTP service (``pip install tracetrim[service]``): compaction, restore and archive listing."""
+"""The HTTP service (``pip install tracetrim[service]``): compaction (native, ReMe), restore, System One."""
 
 from tracetrim.service._app import SCHEMA_VERSION, compact_document, create_app
 from tracetrim.service._errors import ApiError
-from tracetrim.service._settings import DEFAULT_MAX_BODY_BYTES, ServiceSettings, make_archive
+from tracetrim.service._guard import RequestGuard
+from tracetrim.service._planning import PlanningPool
+from tracetrim.service._reme import REME_SCHEMA_VERSION
+from tracetrim.service._server import HeaderTimeoutH11Protocol, ServerLimits, serve, server_config
+from tracetrim.service._settings import (
+    DEFAULT_MAX_BODY_BYTES,
+    LOOPBACK_HOSTS,
+    TOKEN_ENV,
+    ServiceSettings,
+    make_archive,
+)
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
+    "LOOPBACK_HOSTS",
+    "REME_SCHEMA_VERSION",
     "SCHEMA_VERSION",
+    "TOKEN_ENV",
     "ApiError",
+    "HeaderTimeoutH11Protocol",
+    "PlanningPool",
+    "RequestGuard",
+    "ServerLimits",
     "ServiceSettings",
     "compact_document",
     "create_app",
     "make_archive",
+    "serve",
+    "server_config",
 ]

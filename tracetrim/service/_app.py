@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Sequence
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp
 
 from tracetrim._convert import to_json_object
 from tracetrim.archive import (
@@ -26,10 +30,20 @@ from tracetrim.archive import (
     restore_calls,
 )
 from tracetrim.compactor import Compactor, ExecutionOptions, Mode, Outcome, Status
-from tracetrim.decision import DecisionModel, from_env
-from tracetrim.service._body import parse_json_async, read_limited
+from tracetrim.decision import DecisionModel, DecisionModelError, HistoryJudge, LexicalDecisionModel, from_env
+from tracetrim.service._body import decode_content, parse_json_async, read_limited
 from tracetrim.service._errors import ApiError
-from tracetrim.service._requests import parse_compact, parse_list, parse_restore
+from tracetrim.service._guard import JEV_PREFIXES, RequestGuard, error_body
+from tracetrim.service._jev import (
+    JevValidationError,
+    answers_document,
+    binary_questions,
+    models_document,
+    parse_systemone,
+)
+from tracetrim.service._planning import PlanningPool, loop_free
+from tracetrim.service._reme import parse_reme, previews_only, reme_envelope, reme_failure, written
+from tracetrim.service._requests import CompactCall, parse_compact, parse_list, parse_restore
 from tracetrim.service._settings import ServiceSettings
 
 SCHEMA_VERSION = 1
@@ -40,21 +54,34 @@ _T = TypeVar("_T")
 _HTTP_CODES = {404: "not_found", 405: "method_not_allowed"}
 
 
-def compact_document(outcome: Outcome, original: Sequence[Any]) -> dict[str, Any]:
-    """The `POST /compact_context` answer for one outcome.
+def compact_document(outcome: Outcome, original: CompactCall | Sequence[Any]) -> dict[str, Any]:
+    """The `POST /v1/compact_context` answer for one outcome.
 
     ``messages`` is always safe to continue with: the new history when ``changed`` (ENFORCE,
-    archived, adopted), otherwise the request's own messages. A SHADOW proposal is in ``proposal``
-    (null otherwise), so a client that blindly adopts ``messages`` never loses anything.
+    archived, adopted), otherwise the request's own messages, as sent. A SHADOW proposal is in
+    ``proposal`` (null otherwise), so a client that blindly adopts ``messages`` never loses anything.
+    Both are in the request's ``format`` (Anthropic's ``system`` comes back beside them).
     """
+    compact_call = original if isinstance(original, CompactCall) else None
+    sent = original.original if isinstance(original, CompactCall) else list(original)
+
+    def write(neutral: Sequence[Any]) -> tuple[list[Any], dict[str, Any]]:
+        if compact_call is None:  # a bare list of neutral messages (the library's own callers)
+            return list(neutral), {}
+        return written(compact_call, neutral)
+
     plan = outcome.plan
     changed = outcome.adopted
-    proposal = (
-        plan.messages if plan is not None and not changed and outcome.status is Status.DECIDED else None
-    )
-    return {
+    extra: dict[str, Any] = {}
+    messages = list(sent)
+    if changed and plan is not None:
+        messages, extra = write(plan.messages)
+    proposal = None
+    if plan is not None and not changed and outcome.status is Status.DECIDED:
+        proposal, extra = write(plan.messages)
+    document = {
         "schema_version": SCHEMA_VERSION,
-        "messages": plan.messages if changed and plan is not None else list(original),
+        "messages": messages,
         "changed": changed,
         "status": outcome.status.value,
         "reason": outcome.reason,
@@ -64,6 +91,17 @@ def compact_document(outcome: Outcome, original: Sequence[Any]) -> dict[str, Any
         "archive_ref": plan.archive_ref if plan is not None else "",
         "proposal": proposal,
     }
+    if compact_call is not None and compact_call.format.name != "neutral":
+        document["format"] = compact_call.format.name
+    document.update(extra)
+    return document
+
+
+def render_json(document: Any) -> bytes:
+    """``document`` as response bytes, as Starlette's ``JSONResponse`` renders it."""
+    return json.dumps(
+        document, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")
+    ).encode()
 
 
 async def _archived(operation: Awaitable[_T]) -> _T:
@@ -92,16 +130,27 @@ async def _archived(operation: Awaitable[_T]) -> _T:
 
 
 class _Service:
-    """The handlers, bound to one settings object and one decision model."""
+    """The handlers, bound to one settings object, one decision model and one planning pool."""
 
-    def __init__(self, settings: ServiceSettings, model: DecisionModel) -> None:
+    def __init__(self, settings: ServiceSettings, model: DecisionModel, pool: PlanningPool) -> None:
         self.settings = settings
         self.model = model
+        self.pool = pool
+        self.judge = settings.systemone_model or _question_model(model)
 
     async def _body(self, request: Request) -> Any:
-        body = await read_limited(
-            request.headers.get("content-length"), request.stream(), self.settings.max_body_bytes
-        )
+        try:
+            async with asyncio.timeout(self.settings.read_timeout_s):
+                body = await read_limited(
+                    request.headers.get("content-length"), request.stream(), self.settings.max_body_bytes
+                )
+            body = decode_content(body, request.headers.get("content-encoding"), self.settings.max_body_bytes)
+        except TimeoutError:
+            raise ApiError(
+                408,
+                "read_timeout",
+                f"the request body did not arrive within {self.settings.read_timeout_s:g} seconds",
+            ) from None
         return await parse_json_async(body)
 
     def _archive(self, purpose: str) -> Archive:
@@ -124,12 +173,19 @@ class _Service:
                 "version": __version__,
                 "model": type(self.model).__name__,
                 "archive": self.settings.archive is not None,
+                "pid": os.getpid(),
             }
         )
 
-    async def compact_context(self, request: Request) -> Response:
-        """``POST /compact_context``: plan (SHADOW) or archive-then-adopt (ENFORCE) one history."""
-        call = parse_compact(await self._body(request), max_budget_s=self.settings.budget_s)
+    async def _plan(
+        self,
+        call: CompactCall,
+        answer: Callable[[Outcome], dict[str, Any]],
+        *,
+        keep_calls: bool = False,
+    ) -> Response:
+        """Plan ``call`` and render ``answer(outcome)`` in a worker thread (see `PlanningPool`):
+        a history of megabytes is copied, judged and encoded without blocking the event loop."""
         archive = self._archive("ENFORCE mode") if call.mode is Mode.ENFORCE else None
         execution = ExecutionOptions(
             mode=call.mode,
@@ -137,12 +193,41 @@ class _Service:
             version=self.settings.version,
             observer=self.settings.observer,
         )
-        compactor = Compactor(self.model, config=call.config, execution=execution, archive=archive)
-        outcome = await compactor.plan(call.request)
-        return JSONResponse(compact_document(outcome, call.request.messages))
+        model, bridged = self.pool.adapt(self.model, archive)
+        if keep_calls:
+            model = previews_only(model)
+        compactor = Compactor(model, config=call.config, execution=execution, archive=bridged)
+
+        async def work() -> bytes:
+            return render_json(answer(await compactor.plan(call.request)))
+
+        return Response(await self.pool.run(work), media_type="application/json")
+
+    async def compact(self, request: Request) -> Response:
+        """``POST /v1/compact_context``: plan (SHADOW) or archive-then-adopt (ENFORCE) one history."""
+        call = parse_compact(await self._body(request), max_budget_s=self.settings.budget_s)
+        return await self._plan(call, lambda outcome: compact_document(outcome, call))
+
+    async def reme_compact(self, request: Request) -> Response:
+        """``POST /compact_context``: ReMe's ``compact_context`` contract and response envelope."""
+        try:
+            reme = parse_reme(
+                await self._body(request),
+                max_budget_s=self.settings.budget_s,
+                has_archive=self.settings.archive is not None,
+            )
+            if reme.call.mode is Mode.ENFORCE:
+                self._archive("ENFORCE mode")
+        except ApiError as exc:
+            if exc.status != 422 and exc.status != 409:
+                raise
+            return JSONResponse(reme_failure(exc))  # ReMe's job wrapper answers 200, success false
+        return await self._plan(
+            reme.call, lambda outcome: reme_envelope(reme, outcome), keep_calls=not reme.drop_calls
+        )
 
     async def restore(self, request: Request) -> Response:
-        """``POST /restore``: a whole archived snapshot, or the original blocks of chosen call ids."""
+        """``POST /v1/restore``: a whole archived snapshot, or the original blocks of chosen call ids."""
         call = parse_restore(await self._body(request))
         archive = self._archive("restoring")
         document: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "archive_ref": call.ref}
@@ -154,16 +239,70 @@ class _Service:
         return JSONResponse(document)
 
     async def list_archive(self, request: Request) -> Response:
-        """``POST /archive/list``: the scope's snapshots, oldest first."""
+        """``POST /v1/archive/list``: the scope's snapshots, oldest first."""
         scope = parse_list(await self._body(request))
         entries = await _archived(self._archive("listing snapshots").list(scope))
         snapshots = [{"ref": e.ref, "size": e.size, "created_at": e.created_at} for e in entries]
         return JSONResponse({"schema_version": SCHEMA_VERSION, "snapshots": snapshots})
 
+    async def systemone(self, request: Request) -> Response:
+        """``POST /v1/systemone``: the decision model, for Jev-compatible clients."""
+        try:
+            _, state, questions = parse_systemone(await self._body(request))
+        except JevValidationError as exc:
+            return JSONResponse({"detail": exc.errors}, status_code=422)
+        except ApiError as exc:
+            if exc.code in ("invalid_json", "empty_body"):  # FastAPI's shape, as Jev servers answer
+                detail = [
+                    {"loc": ["body"], "msg": f"JSON decode error: {exc.message}", "type": "json_invalid"}
+                ]
+                return JSONResponse({"detail": detail}, status_code=422)
+            return _jev_error(exc.status, exc.code, exc.message)
+        asked, by_id = binary_questions(questions)
+        judge = self.judge
+        try:
+            if loop_free(judge):
+                response = await self.pool.run(lambda: judge(state, asked))
+            else:
+                response = await judge(state, asked)
+            document = answers_document(questions, by_id, response)
+        except (DecisionModelError, ValueError) as exc:
+            _log.warning("systemone: the decision model failed: %s", exc)
+            return _jev_error(502, "model_error", f"the decision model could not answer: {exc}")
+        return JSONResponse(document)
+
+    async def models(self, request: Request) -> Response:
+        """``GET /v1/models``: the model names ``POST /v1/systemone`` answers to."""
+        return JSONResponse(models_document(_model_name(self.judge)))
+
+
+def _question_model(model: DecisionModel) -> DecisionModel:
+    """The model that answers questions about a state: ``model``, or the lexical judge for a
+    whole-history judge (the learned default), which cannot."""
+    if isinstance(model, HistoryJudge):
+        return LexicalDecisionModel()
+    return model
+
+
+def _model_name(model: object) -> str:
+    name = getattr(model, "name", None) or getattr(model, "model", None)
+    return name if isinstance(name, str) and name else type(model).__name__
+
+
+def _jev_error(status: int, kind: str, message: str) -> Response:
+    return JSONResponse({"detail": {"error_type": kind, "message": message}}, status_code=status)
+
 
 async def _api_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ApiError)
-    return JSONResponse(exc.body(), status_code=exc.status)
+    return JSONResponse(
+        error_body(request.url.path, exc.code, exc.message) if _jev_path(request) else exc.body(),
+        status_code=exc.status,
+    )
+
+
+def _jev_path(request: Request) -> bool:
+    return request.url.path.startswith(JEV_PREFIXES)
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
@@ -175,8 +314,20 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     elif exc.status_code == 405:
         allowed = (exc.headers or {}).get("Allow", "")
         message = f"{request.method} is not allowed on {request.url.path}; allowed: {allowed}"
-    body = {"error": {"code": code, "message": message}}
+    body = error_body(request.url.path, code, message)
     return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)
+
+
+async def _client_gone(request: Request, exc: Exception) -> Response:
+    # One quiet line: a client hanging up is not a server error, and nobody is left to answer.
+    client = request.client
+    _log.info(
+        "client %s disconnected before its %s %s was read",
+        f"{client.host}:{client.port}" if client else "?",
+        request.method,
+        request.url.path,
+    )
+    return Response(status_code=499)
 
 
 async def _internal_error(request: Request, exc: Exception) -> Response:
@@ -185,22 +336,30 @@ async def _internal_error(request: Request, exc: Exception) -> Response:
     return JSONResponse(body, status_code=500)
 
 
-def create_app(settings: ServiceSettings | None = None) -> Starlette:
-    """The ASGI app: ``POST /compact_context``, ``POST /restore``, ``POST /archive/list``, ``GET /healthz``.
+def create_app(settings: ServiceSettings | None = None) -> ASGIApp:
+    """The ASGI app of the service; see the README's "HTTP service" section for every endpoint.
+
+    Native API: ``POST /v1/compact_context``, ``/v1/restore``, ``/v1/archive/list`` (``/restore``
+    and ``/archive/list`` are kept as aliases); ReMe's ``POST /compact_context``; Jev's ``POST
+    /v1/systemone`` and ``GET /v1/models``; ``GET /healthz``. Every request first passes the
+    `RequestGuard` (Host allow-list, Origin, bearer token, JSON only).
 
     ``settings`` defaults to `ServiceSettings()`: the decision model from
-    `tracetrim.decision.from_env` (lexical unless configured), no archive (SHADOW only), 8 MiB
-    bodies. Run it with any ASGI server, e.g. ``uvicorn.run(create_app(...))`` or ``tracetrim serve``.
-    Every error is JSON: ``{"error": {"code", "message", "field"?}}``.
+    `tracetrim.decision.from_env`, no archive (SHADOW only), 8 MiB bodies, loopback Host names.
+    Run it with any ASGI server, or ``tracetrim serve``. Every error is JSON:
+    ``{"error": {"code", "message", "field"?}}`` (Jev's ``{"detail": ...}`` under ``/v1/systemone``).
     """
     settings = settings if settings is not None else ServiceSettings()
     owns_model = settings.model is None
     model = settings.model if settings.model is not None else from_env()
-    service = _Service(settings, model)
+    pool = PlanningPool(settings.planning_threads)
+    service = _Service(settings, model, pool)
 
     owned: list[object] = []
     if owns_model or settings.close_on_shutdown:
         owned.append(model)
+    if settings.close_on_shutdown and settings.systemone_model is not None:
+        owned.append(settings.systemone_model)
     if settings.close_on_shutdown and settings.archive is not None:
         owned.append(getattr(settings.archive, "store", None))
 
@@ -209,6 +368,7 @@ def create_app(settings: ServiceSettings | None = None) -> Starlette:
         try:
             yield
         finally:
+            pool.close()
             for resource in owned:
                 close = getattr(resource, "aclose", None)
                 if close is not None:
@@ -217,12 +377,23 @@ def create_app(settings: ServiceSettings | None = None) -> Starlette:
     routes = [
         Route("/healthz", service.health, methods=["GET"]),
         Route("/health", service.health, methods=["GET"]),
-        Route("/compact_context", service.compact_context, methods=["POST"]),
+        Route("/v1/compact_context", service.compact, methods=["POST"]),
+        Route("/v1/restore", service.restore, methods=["POST"]),
+        Route("/v1/archive/list", service.list_archive, methods=["POST"]),
+        Route("/v1/systemone", service.systemone, methods=["POST"]),
+        Route("/v1/models", service.models, methods=["GET"]),
+        Route("/compact_context", service.reme_compact, methods=["POST"]),
         Route("/restore", service.restore, methods=["POST"]),
         Route("/archive/list", service.list_archive, methods=["POST"]),
     ]
-    return Starlette(
+    app = Starlette(
         routes=routes,
         lifespan=lifespan,
-        exception_handlers={ApiError: _api_error, HTTPException: _http_error, Exception: _internal_error},
+        exception_handlers={
+            ApiError: _api_error,
+            HTTPException: _http_error,
+            ClientDisconnect: _client_gone,
+            Exception: _internal_error,
+        },
     )
+    return RequestGuard(app, allowed_hosts=settings.allowed_hosts, token=settings.token)

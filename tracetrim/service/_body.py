@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import json
+import zlib
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -74,3 +76,53 @@ async def parse_json_async(body: bytes) -> Any:
     if len(body) > _OFF_LOOP_BYTES:
         return await asyncio.to_thread(parse_json, body)
     return parse_json(body)
+
+
+def _zstd(body: bytes, limit: int) -> bytes:
+    try:
+        import zstandard
+    except ImportError:
+        try:
+            from compression import zstd  # type: ignore[import-not-found]  # Python 3.14
+        except ImportError:
+            raise ApiError(
+                415,
+                "unsupported_encoding",
+                "Content-Encoding zstd needs the zstandard package on this server",
+            ) from None
+        try:
+            return bytes(zstd.ZstdDecompressor().decompress(body, max_length=limit + 1))
+        except zstd.ZstdError:
+            raise ApiError(400, "invalid_encoding", "the zstd request body is corrupt") from None
+    try:
+        with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(body)) as reader:
+            return bytes(reader.read(limit + 1))
+    except zstandard.ZstdError:
+        raise ApiError(400, "invalid_encoding", "the zstd request body is corrupt") from None
+
+
+def _gzip(body: bytes, limit: int) -> bytes:
+    inflate = zlib.decompressobj(wbits=31)
+    try:
+        out = inflate.decompress(body, limit + 1)
+    except zlib.error:
+        raise ApiError(400, "invalid_encoding", "the gzip request body is corrupt") from None
+    if len(out) <= limit and not inflate.eof:
+        raise ApiError(400, "invalid_encoding", "the gzip request body is truncated")
+    return out
+
+
+def decode_content(body: bytes, encoding: str | None, limit: int) -> bytes:
+    """``body`` decompressed per its ``Content-Encoding`` (identity, gzip, zstd: what Jev SDKs send),
+    never inflating past ``limit`` bytes (413); 415 for any other encoding."""
+    name = (encoding or "identity").strip().lower()
+    if name == "identity":
+        return body
+    if name not in ("gzip", "zstd"):
+        raise ApiError(
+            415, "unsupported_encoding", f"Content-Encoding {encoding!r} is not supported; use gzip or zstd"
+        )
+    out = _gzip(body, limit) if name == "gzip" else _zstd(body, limit)
+    if len(out) > limit:
+        raise too_large(limit)
+    return out

@@ -13,6 +13,7 @@ from tracetrim._snapshot import SnapshotError, validate_messages
 from tracetrim.archive import ArchiveError, check_ref
 from tracetrim.compactor import CompactionRequest, CompactorConfig, Mode
 from tracetrim.compactor._options import OPTION_FIELDS, OptionsError, config_from_options
+from tracetrim.formats import FormatError, HistoryFormat, detect_messages, history_format
 from tracetrim.service._errors import ApiError, invalid
 
 COMPACT_FIELDS = frozenset(
@@ -25,9 +26,11 @@ COMPACT_FIELDS = frozenset(
         "protected_call_ids",
         "options",
         "scope",
+        "format",
+        "system",
     }
 )
-"""The top-level fields `POST /compact_context` accepts."""
+"""The top-level fields `POST /v1/compact_context` accepts."""
 
 SERVICE_OPTIONS = frozenset({"mode", "budget_s"})
 """Options the service reads itself; every other option is a `CompactorConfig` field."""
@@ -38,12 +41,18 @@ _SCOPE_FIELDS = ("user_id", "agent_id", "session_id")
 
 @attrs.frozen
 class CompactCall:
-    """A parsed `POST /compact_context`: the planner request, its config, mode and deadline."""
+    """A parsed compaction request: the planner request, its config, mode, deadline and message format.
+
+    ``original`` is the ``messages`` array exactly as the client sent it (in ``format``), returned
+    untouched whenever nothing is adopted.
+    """
 
     request: CompactionRequest
     config: CompactorConfig
     mode: Mode
     budget_s: float
+    format: HistoryFormat
+    original: list[Any]
 
 
 @attrs.frozen
@@ -142,28 +151,66 @@ def parse_scope(data: Mapping[str, Any], *, required: bool) -> Scope | None:
         raise invalid(f"scope.{part}" if part else "scope", text) from None
 
 
-def _messages(data: Mapping[str, Any]) -> list[Any]:
+def _snapshot_error(exc: SnapshotError) -> ApiError:
+    path = "messages"
+    if exc.message_index is not None:
+        path += f"[{exc.message_index}]"
+        if exc.block_index is not None:
+            path += f".content[{exc.block_index}]"
+        if exc.field is not None:
+            path += f".{exc.field}"
+    return ApiError(422, "invalid_messages", str(exc), field=path)
+
+
+def parse_format(data: Mapping[str, Any], default: str) -> str:
+    """The ``format`` field: a `tracetrim.formats.HISTORY_FORMATS` name or ``auto``."""
+    name = data.get("format", default)
+    if name is None:
+        name = default
+    if not isinstance(name, str):
+        raise invalid("format", f"expected a format name, got {_kind(name)}")
+    if name != "auto":
+        try:
+            history_format(name)
+        except FormatError as exc:
+            raise invalid("format", f"{exc}, or auto") from None
+    return name
+
+
+def read_messages(data: Mapping[str, Any], fmt_name: str) -> tuple[list[Any], HistoryFormat, list[Any]]:
+    """The neutral messages of ``data["messages"]`` read as ``fmt_name`` (``auto``: told by shape),
+    the format used and the array as sent; a 422 naming the message, block and field otherwise."""
     if "messages" not in data:
-        raise invalid("messages", "is required: an array of neutral messages", "missing_field")
+        raise invalid("messages", "is required: an array of messages", "missing_field")
     messages = data["messages"]
     if not isinstance(messages, list):
         raise invalid("messages", f"expected an array of messages, got {_kind(messages)}")
+    fmt = history_format(detect_messages(messages) if fmt_name == "auto" else fmt_name)
+    fields = {"system": data["system"]} if data.get("system") is not None else {}
     try:
-        validate_messages(messages)
+        neutral = fmt.read(messages, fields)
+        validate_messages(neutral)
     except SnapshotError as exc:
-        path = "messages"
-        if exc.message_index is not None:
-            path += f"[{exc.message_index}]"
-            if exc.block_index is not None:
-                path += f".content[{exc.block_index}]"
-            if exc.field is not None:
-                path += f".{exc.field}"
-        raise ApiError(422, "invalid_messages", str(exc), field=path) from None
-    return messages
+        error = _snapshot_error(exc)
+        if fmt.name != "neutral":
+            error = ApiError(422, error.code, f"reading the messages as {fmt.name}: {exc}", field=error.field)
+        raise error from None
+    except FormatError as exc:
+        raise ApiError(422, "invalid_messages", str(exc), field="messages") from None
+    except (TypeError, KeyError, AttributeError, ValueError) as exc:  # a reader meeting a shape it refuses
+        raise ApiError(
+            422,
+            "invalid_messages",
+            f"the messages are not valid {fmt.name} messages ({exc})",
+            field="messages",
+        ) from None
+    return neutral, fmt, messages
 
 
-def _mode_and_budget(options: dict[str, Any], max_budget_s: float) -> tuple[Mode, float]:
-    mode_name = options.pop("mode", "shadow")
+def _mode_and_budget(
+    options: dict[str, Any], max_budget_s: float, default_mode: str = "shadow"
+) -> tuple[Mode, float]:
+    mode_name = options.pop("mode", default_mode)
     if mode_name not in _MODES:
         raise invalid("options.mode", f"expected 'shadow' or 'enforce', got {mode_name!r}")
     budget = options.pop("budget_s", max_budget_s)
@@ -179,11 +226,21 @@ def _mode_and_budget(options: dict[str, Any], max_budget_s: float) -> tuple[Mode
     return _MODES[mode_name], float(budget)
 
 
+def build_config(options: Mapping[str, Any], eligible: tuple[str, ...]) -> CompactorConfig:
+    """The `CompactorConfig` of ``options`` (any `OPTION_FIELDS`); a 422 naming ``options.<field>``."""
+    try:
+        return config_from_options(options, eligible)
+    except OptionsError as exc:
+        message = str(exc).replace("CompactorConfig.", "options.")
+        field = f"options.{exc.field}" if exc.field else "options"
+        raise ApiError(422, "invalid_field", message, field=field) from None
+
+
 def parse_compact(data: Any, *, max_budget_s: float) -> CompactCall:
-    """A `CompactCall` from the JSON body of `POST /compact_context`; `ApiError` (422) otherwise."""
+    """A `CompactCall` from the JSON body of `POST /v1/compact_context`; `ApiError` (422) otherwise."""
     body = _object(data, "")
     _check_known(body, COMPACT_FIELDS)
-    messages = _messages(body)
+    messages, fmt, original = read_messages(body, parse_format(body, "neutral"))
     goal, next_action = _string(body, "goal"), _string(body, "next_action")
     eligible = _strings(body, "eligible_tool_names", required=True, non_empty=True)
     protected_messages = _strings(body, "protected_message_ids")
@@ -192,12 +249,7 @@ def parse_compact(data: Any, *, max_budget_s: float) -> CompactCall:
     options = {} if raw_options is None else dict(_object(raw_options, "options"))
     _check_known(options, OPTION_FIELDS | SERVICE_OPTIONS, "options")
     mode, budget = _mode_and_budget(options, max_budget_s)
-    try:
-        config = config_from_options(options, eligible)
-    except OptionsError as exc:
-        message = str(exc).replace("CompactorConfig.", "options.")
-        field = f"options.{exc.field}" if exc.field else "options"
-        raise ApiError(422, "invalid_field", message, field=field) from None
+    config = build_config(options, eligible)
     scope = parse_scope(body, required=False)
     if mode is Mode.ENFORCE and scope is None:
         raise invalid(
@@ -213,11 +265,13 @@ def parse_compact(data: Any, *, max_budget_s: float) -> CompactCall:
         protected_message_ids=protected_messages,
         protected_call_ids=protected_calls,
     )
-    return CompactCall(request=request, config=config, mode=mode, budget_s=budget)
+    return CompactCall(
+        request=request, config=config, mode=mode, budget_s=budget, format=fmt, original=original
+    )
 
 
 def parse_restore(data: Any) -> RestoreCall:
-    """A `RestoreCall` from the JSON body of `POST /restore`; `ApiError` (422) otherwise."""
+    """A `RestoreCall` from the JSON body of `POST /v1/restore`; `ApiError` (422) otherwise."""
     body = _object(data, "")
     _check_known(body, frozenset({"scope", "archive_ref", "call_ids"}))
     scope = parse_scope(body, required=True)
@@ -235,7 +289,7 @@ def parse_restore(data: Any) -> RestoreCall:
 
 
 def parse_list(data: Any) -> Scope:
-    """The scope of a `POST /archive/list` body; `ApiError` (422) otherwise."""
+    """The scope of a `POST /v1/archive/list` body; `ApiError` (422) otherwise."""
     body = _object(data, "")
     _check_known(body, frozenset({"scope"}))
     scope = parse_scope(body, required=True)

@@ -1,4 +1,4 @@
-"""`ServiceSettings`: what one service instance uses (model, archive, limits), and `make_archive`."""
+"""`ServiceSettings`: what one service instance uses (model, archive, limits, security); `make_archive`."""
 
 from __future__ import annotations
 
@@ -9,12 +9,17 @@ from typing import Any
 
 import attrs
 
-from tracetrim.archive import DEFAULT_MAX_BYTES, Archive, FileArchive, KeyValueArchive, RedisStore
-from tracetrim.compactor import Record
+from tracetrim.archive import DEFAULT_MAX_BYTES, Archive, FileArchive, open_archive
 from tracetrim.decision import DecisionModel
 
 DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
 """8 MiB: a history at the planner's default ``max_transcript_chars`` (5,000,000) plus JSON escapes."""
+
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
+"""The ``Host`` names a service accepts by default: only a client on this machine names these."""
+
+TOKEN_ENV = "TRACETRIM_API_TOKEN"
+"""The environment variable `tracetrim serve` reads its bearer token from."""
 
 
 def _positive_int(instance: Any, attribute: attrs.Attribute[int], value: int) -> None:
@@ -39,30 +44,68 @@ def _callable_or_none(instance: Any, attribute: attrs.Attribute[Any], value: Any
         raise TypeError(f"ServiceSettings.{attribute.name} must be callable or None")
 
 
+def _host_names(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        raise TypeError("ServiceSettings.allowed_hosts must be a sequence of host names, not one string")
+    names = tuple(value)
+    for name in names:
+        if not isinstance(name, str) or not name.strip() or any(c in name for c in "/ \t"):
+            raise ValueError(
+                f"ServiceSettings.allowed_hosts: {name!r} is not a host name "
+                "(write 'example.com', '*.example.com', an IP address, or '*' for any)"
+            )
+    return tuple(name.strip().lower().rstrip(".") for name in names)
+
+
+def _token(instance: Any, attribute: attrs.Attribute[str | None], value: str | None) -> None:
+    if value is None:
+        return
+    if not isinstance(value, str) or len(value) < 16 or any(c.isspace() for c in value):
+        raise ValueError(
+            "ServiceSettings.token must be at least 16 characters without spaces "
+            "(e.g. python -c 'import secrets; print(secrets.token_urlsafe(32))')"
+        )
+
+
 @attrs.frozen(kw_only=True)
 class ServiceSettings:
     """Settings of one service app; every field is optional.
 
     - ``model``: the decision model shared by all requests; None builds one with
       `tracetrim.decision.from_env` when the app is created (the app then closes it on shutdown).
+    - ``systemone_model``: the model ``POST /v1/systemone`` serves; None serves ``model`` when it
+      answers questions about a state, else the embedded `LexicalDecisionModel` (the learned judge
+      reads whole histories, which a System One request does not carry).
     - ``archive``: where ENFORCE saves originals and restores read from; None means the service
       answers ENFORCE and restore requests with 409 ``archive_not_configured``.
     - ``max_body_bytes``: larger request bodies get 413 before more than this is read.
     - ``budget_s``: the decision deadline of a plan, and the most a request's ``options.budget_s`` may ask.
-    - ``version`` and ``observer``: passed to `tracetrim.ExecutionOptions` for every plan's `Record`.
+    - ``version`` and ``observer``: passed to `tracetrim.ExecutionOptions` for every plan's `Record`
+      (the observer is called from the planning thread of that plan).
+    - ``allowed_hosts``: the ``Host`` header names served (421 otherwise), and the origins a browser
+      may send from (403 otherwise); ``'*.example.com'`` matches subdomains, ``'*'`` anything.
+    - ``token``: when set, every endpoint but ``/healthz`` needs ``Authorization: Bearer <token>`` (401).
+    - ``planning_threads``: plans run in at most this many worker threads, so the event loop keeps
+      answering (``/healthz`` included) while a large history is planned; more plans wait their turn.
+    - ``read_timeout_s``: a request body not fully received within this many seconds gets 408.
     - ``close_on_shutdown``: the app owns ``model`` and ``archive`` and closes them (``aclose()`` on
       the model and on the archive's store, where they have one) when the server stops, on the
       server's own event loop; `tracetrim serve` sets it.
     """
 
     model: DecisionModel | None = attrs.field(default=None, validator=_callable_or_none)
+    systemone_model: DecisionModel | None = attrs.field(default=None, validator=_callable_or_none)
     archive: Archive | None = None
     max_body_bytes: int = attrs.field(default=DEFAULT_MAX_BODY_BYTES, validator=_positive_int)
     budget_s: float = attrs.field(default=30.0, validator=_positive_seconds)
     version: str = attrs.field(default="v1", validator=attrs.validators.instance_of(str))
-    observer: Callable[[Record], object] | None = attrs.field(
+    observer: Callable[[Any], object] | None = attrs.field(
         default=None, validator=_callable_or_none, eq=False
     )
+    allowed_hosts: tuple[str, ...] = attrs.field(default=LOOPBACK_HOSTS, converter=_host_names)
+    token: str | None = attrs.field(default=None, validator=_token, repr=False)
+    planning_threads: int = attrs.field(default=4, validator=_positive_int)
+    read_timeout_s: float = attrs.field(default=30.0, validator=_positive_seconds)
     close_on_shutdown: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
 
 
@@ -70,16 +113,24 @@ def make_archive(
     directory: str | os.PathLike[str] | None = None,
     redis_url: str | None = None,
     *,
+    url: str | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> Archive | None:
-    """The archive a deployment names: a `FileArchive` folder, a Redis URL, or neither (None).
+    """The archive a deployment names: a folder, a Redis URL, any `tracetrim.archive.open_archive`
+    URL (``file:``, ``sqlite:``, ``redis://``, ``postgresql://``), or none of them (None).
 
-    Raises ``ValueError`` when both are given. The Redis client connects lazily, on first use.
+    Raises ``ValueError`` when more than one is given, and `tracetrim.archive.ArchiveUrlError` (a
+    ``ValueError``) for a URL naming no known store. Stores connect lazily, on first use.
     """
-    if directory is not None and redis_url is not None:
-        raise ValueError("choose one archive: a folder or a Redis URL, not both")
+    given = [value for value in (directory, redis_url, url) if value is not None]
+    if len(given) > 1:
+        raise ValueError("choose one archive: a folder, a Redis URL or an archive URL, not several")
     if directory is not None:
         return FileArchive(directory, max_bytes=max_bytes)
     if redis_url is not None:
-        return KeyValueArchive(RedisStore(redis_url), max_bytes=max_bytes)
+        if not redis_url.startswith(("redis://", "rediss://")):
+            raise ValueError(f"a Redis URL starts with redis:// or rediss://, got {redis_url!r}")
+        return open_archive(redis_url, max_bytes=max_bytes)
+    if url is not None:
+        return open_archive(url, max_bytes=max_bytes)
     return None

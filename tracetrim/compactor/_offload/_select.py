@@ -4,20 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from tracetrim._render import block_text
 from tracetrim._snapshot import Message
 from tracetrim._tokens import TokenCounter
+from tracetrim.compactor._budget import message_tokens
 from tracetrim.compactor._pairs import Pair, find_pairs, protected_messages
-
-
-def message_tokens(message: Message, count: TokenCounter) -> int:
-    """Tokens of one message's blocks."""
-    return count("\n".join(block_text(block) for block in message["content"]))
-
-
-def history_tokens(messages: Sequence[Message], count: TokenCounter) -> int:
-    """Tokens of a history, system messages excluded (they are not the host's to compact)."""
-    return sum(message_tokens(m, count) for m in messages if m["role"] != "system")
 
 
 def offload_pairs(

@@ -8,33 +8,23 @@ from collections.abc import Sequence
 import attrs
 
 from tracetrim._json import canonical_length
+from tracetrim._scope import Scope
 from tracetrim._snapshot import Message
 from tracetrim._tokens import TokenCounter, estimate_tokens
 from tracetrim.archive import Archive, snapshot_ref
+from tracetrim.compactor._budget import history_tokens, message_tokens, rewrite_tokens
 from tracetrim.compactor._config import ExecutionOptions, Mode
-from tracetrim.compactor._flow import (
-    Stop,
-    check_unchanged,
-    compacted_history,
-    load_request,
-    pair_decisions,
-    run_plan,
-    save_original,
-    with_reduction,
-)
+from tracetrim.compactor._flow import pair_decisions, with_reduction
 from tracetrim.compactor._observation import default_goal
 from tracetrim.compactor._offload._config import OffloadConfig, OffloadMode
-from tracetrim.compactor._offload._select import (
-    compress_groups,
-    history_tokens,
-    message_tokens,
-    offload_pairs,
-)
+from tracetrim.compactor._offload._select import compress_groups, offload_pairs
 from tracetrim.compactor._offload._summary import replace_groups, summary_message
 from tracetrim.compactor._outcome import Action, Outcome, Plan, PlanStats, Reason, Status
 from tracetrim.compactor._pairs import Pair
 from tracetrim.compactor._rebuild import Rebuilt, Shortening, rebuild
 from tracetrim.compactor._request import CompactionRequest
+from tracetrim.compactor._runner import Proposal, Strategy
+from tracetrim.compactor._transcript import Transcript
 from tracetrim.decision import Summarizer, Summary
 
 
@@ -43,14 +33,21 @@ class _Proposal:
     """What the size rules produce before anything is archived."""
 
     compacted: Rebuilt | None
+    chosen: set[str]
     groups: list[range]
     summaries: list[Summary]
     tokens_before: int
     tokens_compacted: int
     ratio: float
 
+    @property
+    def offloaded(self) -> int:
+        """How many tool results were cut to a preview."""
+        applied = self.compacted.applied.values() if self.compacted is not None else ()
+        return sum(1 for action, _ in applied if action is Action.DROP_RESULT)
 
-class OffloadStrategy:
+
+class OffloadStrategy(Strategy):
     """Shrinks a history by size rules alone (no decision model), keeping every original in the archive.
 
     ``config.mode`` picks ``compact`` (large tool results become a preview plus a marker),
@@ -84,23 +81,17 @@ class OffloadStrategy:
         self.summarizer = summarizer
         self.archive = archive
 
-    async def compact(self, request: CompactionRequest) -> list[Message] | None:
-        """The harness entry point: the new history, the original one after a failure in ENFORCE mode,
-        or None (OFF and SHADOW) so the host runs its own compaction unchanged."""
-        return compacted_history(self.execution, request, await self.plan(request))
+    @property
+    def max_transcript_chars(self) -> int:
+        """``config.max_transcript_chars``: larger histories are SKIPPED."""
+        return self.config.max_transcript_chars
 
-    async def plan(self, request: CompactionRequest) -> Outcome:
-        """Apply the size rules and return the outcome; see `Outcome` for what each status means."""
-        return await run_plan(self.execution, request, lambda _started: self._plan(request))
-
-    async def _plan(self, request: CompactionRequest) -> Outcome:
-        config, mode = self.config, self.execution.mode
-        deadline = asyncio.get_running_loop().time() + self.execution.budget_s
-        transcript = load_request(request, config.max_transcript_chars)
-        if mode is Mode.ENFORCE and request.scope is None:
-            raise Stop(
-                Status.ERROR, Reason.SCOPE_REQUIRED, "ENFORCE mode needs request.scope to archive under"
-            )
+    async def propose(
+        self, transcript: Transcript, request: CompactionRequest, ref: str, deadline: float
+    ) -> Proposal | Outcome:
+        """The proposal for one loaded history (markers naming ``ref``, summaries naming their groups'
+        references), or the outcome saying why there is none. Nothing is archived here."""
+        config = self.config
         messages, scope = transcript.messages, request.scope
         count = config.token_counter or estimate_tokens
         pairs, chosen = offload_pairs(
@@ -120,110 +111,100 @@ class OffloadStrategy:
             chars_before=transcript.chars,
             chars_after=transcript.chars,
             protected=sum(1 for pair in pairs if not pair.candidate),
+            tokens_before=tokens,
+            tokens_after=tokens,
         )
         kept = {p.key: (Action.KEEP, "below_threshold") for p in pairs if p.candidate}
         if tokens <= config.max_total_tokens:
-            raise Stop(
-                Status.SKIPPED,
-                Reason.BELOW_THRESHOLD,
-                f"the history holds {tokens:,} tokens; max_total_tokens is {config.max_total_tokens:,}",
-                Plan(messages=messages, decisions=pair_decisions(messages, pairs, kept, {}, {}), stats=base),
+            return Outcome(
+                status=Status.SKIPPED,
+                reason=Reason.BELOW_THRESHOLD,
+                detail=f"the history holds {tokens:,} tokens; "
+                f"max_total_tokens is {config.max_total_tokens:,}",
+                plan=Plan(
+                    messages=messages, decisions=pair_decisions(messages, pairs, kept, {}, {}), stats=base
+                ),
             )
 
-        predicted = snapshot_ref(scope, messages) if scope is not None else ""
-        proposal = await self._propose(request, messages, pairs, chosen, predicted, tokens, count, deadline)
-        compacted = proposal.compacted.messages if proposal.compacted is not None else messages
+        proposal = await self._propose(request, messages, pairs, chosen, ref, tokens, count, deadline)
+        if isinstance(proposal, Outcome):
+            return proposal
         applied = _applied(pairs, chosen, proposal)
-        offloaded = sum(
-            1
-            for action, _ in (proposal.compacted.applied.values() if proposal.compacted else ())
-            if action is Action.DROP_RESULT
-        )
-        summarised = sum(len(group) for group in proposal.groups)
-        if not offloaded and not proposal.groups:
-            raise Stop(
-                Status.SKIPPED,
-                Reason.NO_CANDIDATES,
-                f"the history holds {tokens:,} tokens, but no tool result is above "
+        if not proposal.offloaded and not proposal.groups:
+            return Outcome(
+                status=Status.SKIPPED,
+                reason=Reason.NO_CANDIDATES,
+                detail=f"the history holds {tokens:,} tokens, but no tool result is above "
                 f"{config.max_tool_message_tokens:,} tokens outside the protected messages"
                 + ("" if config.mode is OffloadMode.COMPACT else " and no message group can be summarised"),
-                Plan(
+                plan=Plan(
                     messages=messages, decisions=pair_decisions(messages, pairs, applied, {}, {}), stats=base
                 ),
             )
 
-        saved = ""
-        if mode is Mode.ENFORCE:
-            archive = self.archive
-            assert archive is not None and scope is not None
-            saved = await save_original(archive, scope, messages, deadline)
-            if saved != predicted and proposal.compacted is not None:
-                # A custom archive names snapshots its own way: the markers must say its name.
-                proposal = attrs.evolve(proposal, compacted=self._rebuild(messages, pairs, chosen, saved))
-                compacted = proposal.compacted.messages if proposal.compacted is not None else messages
-            refs = [
-                await save_original(archive, scope, compacted[g.start : g.stop], deadline)
-                for g in proposal.groups
-            ]
-        else:
-            refs = [
-                snapshot_ref(scope, compacted[g.start : g.stop]) if scope else "" for g in proposal.groups
-            ]
+        async def remake(saved: str, refs: Sequence[str] | None) -> Proposal:
+            compacted = self._rebuild(messages, pairs, chosen, saved) if proposal.compacted else None
+            remade = attrs.evolve(proposal, compacted=compacted)
+            return attrs.evolve(self._final(transcript, scope, pairs, remade, refs, base), remake=remake)
+
+        return attrs.evolve(self._final(transcript, scope, pairs, proposal, None, base), remake=remake)
+
+    def _final(
+        self,
+        transcript: Transcript,
+        scope: Scope | None,
+        pairs: Sequence[Pair],
+        proposal: _Proposal,
+        refs: Sequence[str] | None,
+        base: PlanStats,
+    ) -> Proposal:
+        """The proposed history: offloaded results, and summaries naming their groups' references
+        (``refs``, or as `snapshot_ref` predicts them)."""
+        messages = transcript.messages
+        count = self.config.token_counter or estimate_tokens
+        compacted = proposal.compacted.messages if proposal.compacted is not None else messages
+        groups = [compacted[g.start : g.stop] for g in proposal.groups]
+        if refs is None:
+            refs = [snapshot_ref(scope, group) if scope is not None else "" for group in groups]
         summaries = [
-            summary_message(
-                compacted[g.start : g.stop],
-                s.text,
-                ref,
-                sum(message_tokens(m, count) for m in compacted[g.start : g.stop]),
-            )
-            for g, s, ref in zip(proposal.groups, proposal.summaries, refs, strict=True)
+            summary_message(group, s.text, ref, sum(message_tokens(m, count) for m in group))
+            for group, s, ref in zip(groups, proposal.summaries, refs, strict=True)
         ]
         final = replace_groups(compacted, proposal.groups, summaries)
+        applied = _applied(pairs, proposal.chosen, proposal)
         chars_after = dict(proposal.compacted.chars_after) if proposal.compacted is not None else {}
         chars_after.update({key: 0 for key, (action, _) in applied.items() if action is Action.DROP_CALL})
-        tokens_after = history_tokens(final, count)
+        after_tokens = [message_tokens(m, count) if m["role"] != "system" else 0 for m in final]
+        tokens_after = sum(after_tokens)
+        summarised = sum(len(group) for group in proposal.groups)
         stats = with_reduction(
-            PlanStats(
-                messages_before=len(messages),
+            attrs.evolve(
+                base,
                 messages_after=len(final),
-                chars_before=transcript.chars,
                 chars_after=canonical_length(final),
-                candidates=offloaded + summarised,
-                protected=base.protected,
+                candidates=proposal.offloaded + summarised,
                 requests=sum(s.requests for s in proposal.summaries),
                 retries=sum(s.retries for s in proposal.summaries),
                 input_tokens=sum(s.usage.input_tokens for s in proposal.summaries),
                 output_tokens=sum(s.usage.output_tokens for s in proposal.summaries),
                 fitting_stage="+".join(
-                    stage for stage, ran in (("compact", offloaded), ("compress", proposal.groups)) if ran
+                    stage
+                    for stage, ran in (("compact", proposal.offloaded), ("compress", proposal.groups))
+                    if ran
                 ),
+                tokens_after=tokens_after,
+                cache_rewrite_tokens=rewrite_tokens(messages, final, after_tokens),
             )
         )
         plan = Plan(
-            messages=final,
-            decisions=pair_decisions(messages, pairs, applied, chars_after, {}),
-            stats=stats,
-            archive_ref=saved,
+            messages=final, decisions=pair_decisions(messages, pairs, applied, chars_after, {}), stats=stats
         )
         detail = (
-            f"{tokens:,} -> {tokens_after:,} tokens; {offloaded} tool results offloaded "
+            f"{base.tokens_before:,} -> {tokens_after:,} tokens; {proposal.offloaded} tool results offloaded "
             f"(compaction kept {proposal.ratio:.0%}); {len(proposal.groups)} groups of {summarised} "
             "messages summarised"
         )
-        check_unchanged(request, transcript)
-        if mode is Mode.SHADOW:
-            return Outcome(
-                status=Status.DECIDED,
-                reason=Reason.SHADOW_PROPOSAL,
-                detail=f"{detail}; not adopted (SHADOW)",
-                plan=plan,
-            )
-        return Outcome(
-            status=Status.DECIDED,
-            reason=Reason.ARCHIVED_PROPOSAL,
-            detail=f"{detail}; original archived as {saved}",
-            plan=plan,
-        )
+        return Proposal(plan, detail, tuple(zip(groups, refs, strict=True)))
 
     async def _propose(
         self,
@@ -235,7 +216,7 @@ class OffloadStrategy:
         tokens: int,
         count: TokenCounter,
         deadline: float,
-    ) -> _Proposal:
+    ) -> _Proposal | Outcome:
         config = self.config
         compacted: Rebuilt | None = None
         current, ratio, tokens_compacted = messages, 1.0, tokens
@@ -260,8 +241,11 @@ class OffloadStrategy:
                 count=count,
             )
             goal = request.goal or default_goal(messages)
-            summaries = await self._summarise(current, groups, goal, deadline)
-        return _Proposal(compacted, groups, summaries, tokens, tokens_compacted, ratio)
+            summarised = await self._summarise(current, groups, goal, deadline)
+            if isinstance(summarised, Outcome):
+                return summarised
+            summaries = summarised
+        return _Proposal(compacted, chosen, groups, summaries, tokens, tokens_compacted, ratio)
 
     def _rebuild(self, messages: list[Message], pairs: Sequence[Pair], chosen: set[str], ref: str) -> Rebuilt:
         actions = {key: (Action.DROP_RESULT, "over_token_limit") for key in chosen}
@@ -275,7 +259,7 @@ class OffloadStrategy:
 
     async def _summarise(
         self, messages: list[Message], groups: Sequence[range], goal: str, deadline: float
-    ) -> list[Summary]:
+    ) -> list[Summary] | Outcome:
         summarizer = self.summarizer
         assert summarizer is not None
         slots = asyncio.Semaphore(self.config.max_concurrency)
@@ -289,28 +273,21 @@ class OffloadStrategy:
                 async with asyncio.TaskGroup() as tasks:
                     running = [tasks.create_task(one(group)) for group in groups]
         except TimeoutError:
-            raise Stop(
-                Status.ERROR, Reason.TIMEOUT, f"summaries did not finish within {self.execution.budget_s} s"
-            ) from None
+            return _error(Reason.TIMEOUT, f"summaries did not finish within {self.execution.budget_s} s")
         except ExceptionGroup as failed:
             cause = _first_leaf(failed)
-            raise Stop(
-                Status.ERROR, Reason.SUMMARY_ERROR, f"summarizer failed: {type(cause).__name__}: {cause}"
-            ) from None
+            return _error(Reason.SUMMARY_ERROR, f"summarizer failed: {type(cause).__name__}: {cause}")
         summaries = []
         for n, task in enumerate(running, start=1):
-            answer = task.result()
+            answer: object = task.result()  # a host's summarizer may break its contract
             summary = Summary(text=answer) if isinstance(answer, str) else answer
             if not isinstance(summary, Summary):
-                raise Stop(
-                    Status.ERROR,
+                return _error(
                     Reason.SUMMARY_ERROR,
                     f"summarizer returned {type(answer).__name__} for group {n}, not a Summary or str",
                 )
             if not summary.text.strip():
-                raise Stop(
-                    Status.ERROR, Reason.EMPTY_SUMMARY, f"summarizer returned an empty summary for group {n}"
-                )
+                return _error(Reason.EMPTY_SUMMARY, f"summarizer returned an empty summary for group {n}")
             summaries.append(attrs.evolve(summary, text=summary.text.strip()))
         return summaries
 
@@ -329,6 +306,10 @@ def _applied(pairs: Sequence[Pair], chosen: set[str], proposal: _Proposal) -> di
         if at is not None and at[0] in summarised:
             applied[pair.key] = (Action.DROP_CALL, "summarized")
     return applied
+
+
+def _error(reason: Reason, detail: str) -> Outcome:
+    return Outcome(status=Status.ERROR, reason=reason, detail=detail)
 
 
 def _first_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException:

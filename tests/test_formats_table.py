@@ -1,0 +1,194 @@
+"""The format table: each format is told by shape, and reads and writes back losslessly on real data."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import DATA, require_data
+from tracetrim._json import canonical_bytes
+from tracetrim._snapshot import SnapshotError, validate_messages
+from tracetrim.formats import (
+    HISTORY_FORMATS,
+    MESSAGES_KEY,
+    READERS,
+    FormatError,
+    TrajectoryListError,
+    detect_format,
+    from_openai_chat,
+    history_format,
+    to_swe_agent_history,
+    trajectory_list,
+)
+
+TAU = DATA / "tau-bench" / "gpt-4o-airline.json"
+SWE = sorted((DATA / "swe-agent").glob("*.traj"))
+MINI = sorted((DATA / "mini-swe-agent").glob("*.traj.json"))
+
+
+def _tau() -> list[dict[str, Any]]:
+    data: list[dict[str, Any]] = json.loads(require_data(TAU).read_text(encoding="utf-8"))
+    return data
+
+
+def _neutral_from_tau(n: int = 3) -> list[dict[str, Any]]:
+    return from_openai_chat(_tau()[n]["traj"])
+
+
+def _documents() -> dict[str, Any]:
+    """One real history per format: the shared data as is, the others written from a tau-bench run."""
+    neutral = _neutral_from_tau()
+    swe = json.loads(require_data(SWE[0] if SWE else DATA / "swe-agent").read_text(encoding="utf-8"))
+    mini = json.loads(require_data(MINI[0] if MINI else DATA / "mini-swe-agent").read_text(encoding="utf-8"))
+    return {
+        "neutral": {"messages": neutral, "goal": "rebook"},
+        "openai": _tau()[3]["traj"],
+        "responses": HISTORY_FORMATS["responses"].write_messages(neutral),
+        "anthropic": HISTORY_FORMATS["anthropic"].write_messages(neutral),
+        "langchain": HISTORY_FORMATS["langchain"].write_messages(neutral),
+        "swe-agent": swe,
+        "mini-swe-agent": mini,
+        "tau-bench": _tau()[3],
+    }
+
+
+def _native(document: Any, name: str) -> Any:
+    """The part of a file a format's writer gives back: its messages (Anthropic: with ``system``)."""
+    if isinstance(document, list):
+        return document
+    if name == "anthropic":
+        return {k: document[k] for k in ("system", "messages") if k in document}
+    return document[HISTORY_FORMATS[name].messages_key]
+
+
+def test_the_table_covers_every_format_and_its_views_agree() -> None:
+    assert list(HISTORY_FORMATS) == [
+        "neutral",
+        "openai",
+        "responses",
+        "anthropic",
+        "langchain",
+        "swe-agent",
+        "mini-swe-agent",
+        "tau-bench",
+    ]
+    assert set(READERS) == set(HISTORY_FORMATS)
+    assert MESSAGES_KEY == {"swe-agent": "history", "tau-bench": "traj"}
+    assert HISTORY_FORMATS["mini-swe-agent"].default_tools == ("bash",)
+    with pytest.raises(FormatError, match=r"unknown format 'yaml'.*neutral"):
+        history_format("yaml")
+
+
+@pytest.mark.parametrize("name", list(HISTORY_FORMATS))
+def test_each_format_is_told_by_shape_and_round_trips(name: str) -> None:
+    document = _documents()[name]
+    original = copy.deepcopy(document)
+    assert detect_format(document) == name
+    fmt = HISTORY_FORMATS[name]
+    fields = document if isinstance(document, dict) else {}
+    messages = document if isinstance(document, list) else document[fmt.messages_key]
+    neutral = validate_messages(fmt.read(messages, fields))
+    back = fmt.write_messages(neutral)
+    assert canonical_bytes(back) == canonical_bytes(_native(document, name))
+    assert document == original  # the caller's objects are never mutated
+    calls = {b["id"] for m in neutral for b in m["content"] if b["type"] == "tool_call"}
+    results = {b["id"] for m in neutral for b in m["content"] if b["type"] == "tool_result"}
+    assert results and results <= calls
+
+
+def test_bare_message_lists_are_told_apart() -> None:
+    docs = _documents()
+    assert detect_format(docs["anthropic"]["messages"]) == "anthropic"
+    assert detect_format(docs["neutral"]["messages"]) == "neutral"
+    assert detect_format(docs["mini-swe-agent"]["messages"]) == "mini-swe-agent"
+    assert detect_format([]) == "neutral"
+    assert detect_format([{"role": "user", "content": "hi"}]) == "openai"
+    text = [{"type": "text", "text": "hi"}]
+    assert detect_format([{"role": "system", "content": text}, {"role": "user", "content": text}]) == "openai"
+    assert detect_format([{"role": "user", "content": [{"type": "image_url", "image_url": {}}]}]) == "openai"
+    assert detect_format([{"role": "user", "content": text}]) == "anthropic"  # no ids: not neutral
+    assert detect_format([{"id": "m0", "role": "user", "content": text}]) == "neutral"
+
+
+def test_a_list_of_trajectories_says_so_and_how_to_pick_one() -> None:
+    data = _tau()
+    assert trajectory_list(data) == "tau-bench"
+    with pytest.raises(
+        TrajectoryListError, match=r"list of 200 tau-bench trajectories.*--item N \(0\.\.199\).*--all"
+    ):
+        detect_format(data)
+    runs = [{"messages": m["messages"]} for m in [_documents()["mini-swe-agent"]] * 2]
+    assert trajectory_list(runs) == "mini-swe-agent"
+    assert trajectory_list(data[3]["traj"]) is None  # a list of messages is one history
+    with pytest.raises(FormatError, match="expected a JSON list or object"):
+        detect_format("text")
+    with pytest.raises(FormatError, match="'messages', 'history' or 'traj'"):
+        detect_format({"steps": []})
+
+
+def test_every_swe_agent_trajectory_writes_back_exactly() -> None:
+    if not SWE:
+        require_data(DATA / "swe-agent" / "function_calling_simple.traj")
+    for path in SWE:
+        history = json.loads(path.read_text(encoding="utf-8"))["history"]
+        neutral = HISTORY_FORMATS["swe-agent"].read(history)
+        assert canonical_bytes(to_swe_agent_history(neutral)) == canonical_bytes(history), path.name
+
+
+def test_swe_agent_writer_keeps_a_shortened_observation_as_the_user_turn() -> None:
+    history = [
+        {"role": "system", "content": "you are an agent", "agent": "main"},
+        {"role": "assistant", "content": "look\n```\nls -a\n```", "thought": "look", "action": "ls -a\n"},
+        {"role": "user", "content": "README.md\nsetup.py", "agent": "main"},
+    ]
+    neutral = HISTORY_FORMATS["swe-agent"].read(history)
+    neutral[2]["content"][0]["output"] = "README.md [shortened]"
+    back = to_swe_agent_history(neutral)
+    assert back[2] == {"role": "user", "content": "README.md [shortened]", "agent": "main"}
+    assert back[1] == history[1]
+    neutral[2]["content"][0]["output"] = [{"type": "image", "url": "x"}]
+    with pytest.raises(SnapshotError, match=r"message 2.*must be text"):
+        to_swe_agent_history(neutral)
+
+
+@pytest.mark.parametrize("path", MINI[:: max(1, len(MINI) // 12)], ids=lambda p: p.name.split(".")[0])
+def test_mini_swe_agent_runs_round_trip_with_every_call_paired(path: Path) -> None:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    fmt = HISTORY_FORMATS[detect_format(data)]
+    assert fmt.name == "mini-swe-agent"
+    neutral = fmt.read(data["messages"])
+    assert fmt.write_messages(neutral) == data["messages"]
+    ids = [m["id"] for m in neutral]
+    assert ids == [f"m{i}" for i in range(len(neutral))]  # derived from positions, stable across reads
+    assert fmt.read(data["messages"]) == neutral
+
+
+def test_langchain_reads_dumpd_form_too() -> None:
+    from langchain_core.load import dumpd
+
+    from tracetrim.formats import from_langchain_json, to_langchain
+
+    neutral = _neutral_from_tau()
+    dumped = [dumpd(m) for m in to_langchain(neutral)]
+    assert detect_format(dumped) == "langchain"
+    assert from_langchain_json(dumped) == from_langchain_json(
+        HISTORY_FORMATS["langchain"].write_messages(neutral)
+    )
+    with pytest.raises(SnapshotError, match="message 1: expected a LangChain message as JSON"):
+        from_langchain_json([dumped[0], {"kind": "human"}])
+    with pytest.raises(SnapshotError, match="message 0: not a valid LangChain message"):
+        from_langchain_json([{"type": "ai", "data": {"content": 3}}])
+
+
+def test_anthropic_reads_the_top_level_system() -> None:
+    doc = _documents()["anthropic"]
+    fmt = HISTORY_FORMATS["anthropic"]
+    neutral = fmt.read(doc["messages"], doc)
+    assert neutral[0]["role"] == "system"
+    assert fmt.write(neutral)["system"] == doc["system"]
+    with pytest.raises(SnapshotError, match="'system' must be a string"):
+        fmt.read(doc["messages"], {"system": 3})

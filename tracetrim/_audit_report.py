@@ -1,0 +1,71 @@
+"""One audit of record files: the summary, the recommendation and the rows behind them, computed once."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import attrs
+
+from tracetrim._audit import AuditInput, read_files
+from tracetrim._audit_advice import MIN_DECISIONS, Recommendation, recommend
+from tracetrim._audit_html import render_html
+from tracetrim._audit_summary import AuditSummary, PairRow, pair_rows, summarise
+
+
+@attrs.frozen(kw_only=True)
+class AuditOptions:
+    """How to read the records: the thresholds in force, the price, the target loss rate."""
+
+    keep_threshold: float = attrs.field(
+        default=0.5, validator=[attrs.validators.ge(0.0), attrs.validators.le(1.0)]
+    )
+    discard_threshold: float | None = None
+    price_per_mtok: float | None = None
+    target_loss: float = attrs.field(
+        default=0.0, validator=[attrs.validators.ge(0.0), attrs.validators.le(1.0)]
+    )
+    min_decisions: int = attrs.field(default=MIN_DECISIONS, validator=attrs.validators.ge(1))
+
+
+@attrs.frozen
+class AuditReport:
+    """What the records say (`AuditSummary`), what to do (`Recommendation`), and the input behind it."""
+
+    found: AuditInput
+    rows: tuple[PairRow, ...]
+    summary: AuditSummary
+    advice: Recommendation
+
+    def html(self, title: str = "tracetrim shadow audit") -> str:
+        """The self-contained HTML report."""
+        return render_html(
+            self.summary, self.advice, self.found.records, self.rows, self.found.junk, title=title
+        )
+
+
+def audit(found: AuditInput, options: AuditOptions | None = None) -> AuditReport:
+    """Audit what record files held."""
+    options = options or AuditOptions()
+    rows = tuple(pair_rows(found.records, found.followups))
+    summary = summarise(
+        found.records,
+        found.followups,
+        keep_threshold=options.keep_threshold,
+        discard_threshold=options.discard_threshold,
+        price_per_mtok=options.price_per_mtok,
+        junk=len(found.junk),
+    )
+    advice = recommend(
+        rows,
+        summary.tools,
+        target_loss=options.target_loss,
+        current=options.keep_threshold,
+        min_decisions=options.min_decisions,
+    )
+    return AuditReport(found, rows, summary, advice)
+
+
+def audit_files(paths: Iterable[str | Path], options: AuditOptions | None = None) -> AuditReport:
+    """Read record files (junk lines skipped and listed) and audit them."""
+    return audit(read_files(paths), options)

@@ -1,0 +1,123 @@
+"""Stage 6 as the planner runs it: the action for every candidate, by thresholds or by a token budget."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import attrs
+
+from tracetrim._marker import tombstone_block
+from tracetrim._render import block_text
+from tracetrim._snapshot import Message
+from tracetrim._tokens import TokenCounter
+from tracetrim.compactor._budget import PairCost, cache_boundary, plan_budget
+from tracetrim.compactor._config import CompactorConfig
+from tracetrim.compactor._excerpt import salience
+from tracetrim.compactor._outcome import Action
+from tracetrim.compactor._pairs import Pair
+from tracetrim.compactor._policy import decide
+from tracetrim.compactor._rebuild import Shortening, rebuild
+
+CACHE_CAP = "cache_cap"
+"""Why a candidate before the `cache_boundary` is kept: changing it would rewrite more cached tokens
+than ``max_cache_rewrite_tokens`` allows."""
+
+
+@attrs.frozen
+class Chosen:
+    """Every candidate's action and reason, and how the rebuild shortens results."""
+
+    actions: dict[str, tuple[Action, str]]
+    shortening: Shortening
+
+
+def choose_actions(
+    messages: list[Message],
+    pairs: Sequence[Pair],
+    candidates: Sequence[Pair],
+    probabilities: Mapping[str, float],
+    *,
+    config: CompactorConfig,
+    ref: str,
+    tokens: int,
+    count: TokenCounter,
+) -> Chosen:
+    """The thresholds' action for each candidate or, with a token budget, the cheapest way to the target
+    (`plan_budget`); candidates before the cache cap's boundary are kept either way."""
+    boundary = cache_boundary(messages, count, config.max_cache_rewrite_tokens)
+    changeable = [pair for pair in candidates if _first_message(pair) >= boundary]
+    actions = {p.key: (Action.KEEP, CACHE_CAP) for p in candidates if _first_message(p) < boundary}
+    shortening = Shortening(config.truncate_head_chars, config.truncate_tail_chars)
+    if config.trigger_tokens is not None and config.target_tokens is not None:
+        if config.excerpt_chars:
+            shortening = _with_excerpts(shortening, config, messages)
+        costs = pair_costs(
+            messages, pairs, changeable, probabilities, ref, shortening, count, tombstones=config.tombstones
+        )
+        budget = plan_budget(
+            costs, tokens=tokens, target=config.target_tokens, drop_confident=config.drop_confident
+        )
+        return Chosen({**actions, **budget.actions}, shortening)
+    for pair in changeable:
+        actions[pair.key] = decide(
+            probabilities[f"call_{pair.key}"],
+            probabilities[f"result_{pair.key}"],
+            config.keep_threshold,
+            config.discard,
+        )
+    if config.excerpt_chars and any(action is Action.DROP_RESULT for action, _ in actions.values()):
+        shortening = _with_excerpts(shortening, config, messages)
+    return Chosen(actions, shortening)
+
+
+def _with_excerpts(shortening: Shortening, config: CompactorConfig, messages: list[Message]) -> Shortening:
+    # The salience index costs a pass over the history: built only when something is shortened.
+    return attrs.evolve(shortening, budget=config.excerpt_chars, index=salience(messages))
+
+
+def _first_message(pair: Pair) -> int:
+    return min(at[0] for at in (pair.call_at, pair.result_at) if at is not None)
+
+
+def pair_costs(
+    messages: list[Message],
+    pairs: Sequence[Pair],
+    candidates: Sequence[Pair],
+    probabilities: Mapping[str, float],
+    ref: str,
+    shortening: Shortening,
+    count: TokenCounter,
+    *,
+    tombstones: bool,
+) -> list[PairCost]:
+    """What each candidate weighs for the budget: its sizes whole, shortened and dropped (the excerpts
+    are made once here, by a trial rebuild that shortens every candidate)."""
+    trial = rebuild(
+        messages,
+        pairs,
+        {pair.key: (Action.DROP_RESULT, "") for pair in candidates},
+        archive_ref=ref,
+        shortening=shortening,
+    )
+    costs = []
+    for order, pair in enumerate(candidates):
+        assert pair.call_at is not None and pair.result_at is not None
+        (ci, cj), (ri, rj) = pair.call_at, pair.result_at
+        shortened = None
+        if trial.applied[pair.key][0] is Action.DROP_RESULT:
+            shortened = count(block_text(trial.messages[ri]["content"][rj]))
+        costs.append(
+            PairCost(
+                key=pair.key,
+                order=order,
+                keep_call=probabilities[f"call_{pair.key}"],
+                keep_result=probabilities[f"result_{pair.key}"],
+                call_tokens=count(block_text(messages[ci]["content"][cj])),
+                result_tokens=count(block_text(messages[ri]["content"][rj])),
+                shortened=shortened,
+                tombstone=count(block_text(tombstone_block(pair.tool, pair.call_id, pair.input, ref)))
+                if tombstones
+                else 0,
+            )
+        )
+    return costs
