@@ -256,7 +256,7 @@ def test_offload_speaks_the_files_format_and_restores_it(
         code, out, err = _run([*argv, "--max-tool-message-tokens", "100", "--archive", url, *scope], capsys)
         report = json.loads(out)
         assert code == 0 and "read as swe-agent" in err
-        assert report["format"] == "swe-agent" and report["adopted"], report["detail"]
+        assert report["format"] == "swe-agent" and report["changed"], report["detail"]
         assert all("role" in m and "content" in m for m in report["messages"])
         code, out, _ = _run(
             ["restore", report["archive_ref"], "--archive", url, *scope, "--format", "swe-agent"], capsys

@@ -49,7 +49,7 @@ def test_compact_with_an_archive_adopts_and_can_be_restored(tmp_path: Path) -> N
     )
     assert code == 0
     report = json.loads(out.read_text())
-    assert report["status"] == "DECIDED" and report["adopted"] and len(report["archive_ref"]) == 64
+    assert report["status"] == "DECIDED" and report["changed"] and len(report["archive_ref"]) == 64
     assert report["stats"]["chars_after"] < report["stats"]["chars_before"]
     assert any(d["action"] == "drop_result" for d in report["decisions"])
     assert "c18" not in {d["call_id"] for d in report["decisions"] if d["action"] != "keep"}  # protected
@@ -78,7 +78,7 @@ def test_shadow_without_an_archive_and_below_threshold(capsys: pytest.CaptureFix
         == 0
     )
     report = json.loads(capsys.readouterr().out)
-    assert report["reason"] == "SHADOW_PROPOSAL" and not report["adopted"]
+    assert report["reason"] == "SHADOW_PROPOSAL" and not report["changed"]
 
 
 def test_user_mistakes_are_one_line_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tracetrim._contract import answer
 from tracetrim._convert import to_json_object
 from tracetrim.archive import close_archive
 from tracetrim.cli._archive_args import add_archive_arguments, archive_failures, open_scoped_archive
@@ -54,20 +55,25 @@ def register(commands: Any) -> None:
     parser.set_defaults(handler=run)
 
 
-def result_document(outcome: Outcome) -> dict[str, Any]:
-    """The JSON written for one history: status, reason, detail and the plan's fields."""
-    document: dict[str, Any] = {
+def result_document(outcome: Outcome, sent: list[Any]) -> dict[str, Any]:
+    """The JSON written for one history (``sent``, neutral): the outcome, the contract's ``messages``,
+    ``proposal`` and ``changed`` (`tracetrim._contract`), and the plan's decisions and numbers."""
+    contract = answer(outcome, sent)
+    plan = outcome.plan
+    return {
         "status": outcome.status.value,
         "reason": outcome.reason,
         "detail": outcome.detail,
-        "changed": outcome.adopted,
+        "changed": contract.changed,
+        "messages": contract.messages,
+        "proposal": contract.proposal,
+        "decisions": to_json_object(plan.decisions) if plan is not None else [],
+        "stats": to_json_object(plan.stats) if plan is not None else None,
+        "archive_ref": plan.archive_ref if plan is not None else "",
     }
-    if outcome.plan is not None:
-        document.update(to_json_object(outcome.plan))
-    return document
 
 
-def _in_format(document: dict[str, Any], history: HistoryFile) -> dict[str, Any]:
+def in_format(document: dict[str, Any], history: HistoryFile) -> dict[str, Any]:
     """The document with its histories in the input's format (``messages`` keeps Anthropic's ``system``)."""
     out: dict[str, Any] = {"format": history.format}
     for key, value in document.items():
@@ -119,7 +125,7 @@ async def _compact_one(
                 await close_archive(archive)
             except archive_failures():
                 pass  # the plan already reported any archive failure in its outcome
-    return _in_format(result_document(outcome), history), outcome
+    return in_format(result_document(outcome, messages), history), outcome
 
 
 def _called_tools(messages: list[Any]) -> tuple[str, ...]:

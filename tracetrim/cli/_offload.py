@@ -8,13 +8,13 @@ import json
 import sys
 from pathlib import Path
 
-from tracetrim._convert import to_json_object
 from tracetrim._scope import Scope
 from tracetrim.archive import Archive, close_archive
 from tracetrim.cli._archive_args import add_archive_arguments, archive_failures, open_scoped_archive
 from tracetrim.cli._arg_types import non_negative_float, non_negative_int
+from tracetrim.cli._compact import in_format, result_document
 from tracetrim.cli._errors import CliError
-from tracetrim.cli._formats import add_format_arguments, from_neutral, to_neutral
+from tracetrim.cli._formats import add_format_arguments, to_neutral
 from tracetrim.cli._input import read_histories
 from tracetrim.cli._records import add_records_argument, records_observer
 from tracetrim.compactor._config import ExecutionOptions, Mode
@@ -98,20 +98,7 @@ def _offload(args: argparse.Namespace) -> int:
         protected_call_ids=tuple(args.protect_call or history.protected_call_ids),
     )
     outcome = asyncio.run(_plan(strategy, archive, request))
-    plan = outcome.plan
-    report = {
-        "format": history.format,
-        "status": outcome.status.value,
-        "reason": outcome.reason,
-        "detail": outcome.detail,
-        "adopted": outcome.adopted,
-        "changed": outcome.status is Status.DECIDED,
-        "archive_ref": plan.archive_ref if plan else "",
-        "stats": to_json_object(plan.stats) if plan else None,
-        "decisions": to_json_object(list(plan.decisions)) if plan else [],
-    }
-    chosen = plan.messages if plan and outcome.status is Status.DECIDED else messages
-    report.update(from_neutral(chosen, history.format, history.source))
+    report = in_format(result_document(outcome, messages), history)
     text = json.dumps(report, ensure_ascii=False, indent=2) + "\n"
     if args.output:
         try:

@@ -17,6 +17,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
+from tracetrim._contract import answer
 from tracetrim._convert import to_json_object
 from tracetrim.archive import (
     Archive,
@@ -29,7 +30,7 @@ from tracetrim.archive import (
     ScopeMismatchError,
     restore_calls,
 )
-from tracetrim.compactor import Compactor, ExecutionOptions, Mode, Outcome, Status
+from tracetrim.compactor import Compactor, ExecutionOptions, Mode, Outcome
 from tracetrim.decision import DecisionModel, DecisionModelError, HistoryJudge, LexicalDecisionModel, from_env
 from tracetrim.service._body import decode_content, parse_json_async, read_limited
 from tracetrim.service._errors import ApiError
@@ -71,14 +72,15 @@ def compact_document(outcome: Outcome, original: CompactCall | Sequence[Any]) ->
         return written(compact_call, neutral)
 
     plan = outcome.plan
-    changed = outcome.adopted
+    contract = answer(outcome, sent)  # `messages` stays as sent (its own format) unless changed
+    changed = contract.changed
     extra: dict[str, Any] = {}
     messages = list(sent)
-    if changed and plan is not None:
-        messages, extra = write(plan.messages)
+    if changed:
+        messages, extra = write(contract.messages)
     proposal = None
-    if plan is not None and not changed and outcome.status is Status.DECIDED:
-        proposal, extra = write(plan.messages)
+    if contract.proposal is not None:
+        proposal, extra = write(contract.proposal)
     document = {
         "schema_version": SCHEMA_VERSION,
         "messages": messages,
