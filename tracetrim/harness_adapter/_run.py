@@ -60,6 +60,19 @@ async def _ask(strategy: CompactionStrategy, request: CompactionRequest) -> Adap
     return AdapterResult(messages, None, _archive_ref(messages or ()), planned=True)
 
 
+def _changed(result: AdapterResult, history: Sequence[Message]) -> bool:
+    """Whether the history to adopt differs from ``history``.
+
+    A planning strategy's plan says so itself (shortening and dropping only ever remove characters),
+    so the history is not encoded twice more to compare; a host's own strategy is compared in full.
+    """
+    plan = result.outcome.plan if result.outcome is not None else None
+    if plan is not None:
+        stats = plan.stats
+        return stats.chars_after != stats.chars_before or stats.messages_after != stats.messages_before
+    return canonical_json(result.messages) != canonical_json(list(history))
+
+
 async def compact_history(
     strategy: CompactionStrategy,
     messages: Sequence[Message],
@@ -89,7 +102,7 @@ async def compact_history(
         token_budget=trigger_tokens,
     )
     result = await _ask(strategy, request)
-    if result.messages is None or canonical_json(result.messages) == canonical_json(history):
+    if result.messages is None or not _changed(result, history):
         return attrs.evolve(result, messages=None)
     problem = pairing_problem(history, result.messages)
     if problem is not None:
