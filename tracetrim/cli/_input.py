@@ -10,21 +10,13 @@ from typing import Any
 import attrs
 
 from tracetrim.cli._errors import CliError
+from tracetrim.compactor._options import REQUEST_FIELDS
 from tracetrim.formats import (
     HISTORY_FORMATS,
     FormatError,
     TrajectoryListError,
     detect_format,
     trajectory_list,
-)
-
-_REQUEST_KEYS = (
-    "goal",
-    "next_action",
-    "eligible_tool_names",
-    "protected_message_ids",
-    "protected_call_ids",
-    "options",
 )
 
 
@@ -89,7 +81,7 @@ def _history(name: str, data: Any, fmt: str) -> HistoryFile:
         name,
         data[key],
         fmt,
-        fields={k: v for k, v in data.items() if k != key and k not in _REQUEST_KEYS},
+        fields={k: v for k, v in data.items() if k != key and k not in REQUEST_FIELDS},
         goal=data.get("goal", ""),
         next_action=data.get("next_action", ""),
         eligible_tools=_strings(data, "eligible_tool_names", name),

@@ -39,12 +39,13 @@ def choose_actions(
     *,
     config: CompactorConfig,
     ref: str,
-    tokens: int,
+    tokens: Sequence[int],
     count: TokenCounter,
 ) -> Chosen:
     """The thresholds' action for each candidate or, with a token budget, the cheapest way to the target
-    (`plan_budget`); candidates before the cache cap's boundary are kept either way."""
-    boundary = cache_boundary(messages, count, config.max_cache_rewrite_tokens)
+    (`plan_budget`); candidates before the cache cap's boundary are kept either way. ``tokens`` holds
+    each message's tokens (`token_counts`)."""
+    boundary = cache_boundary(tokens, config.max_cache_rewrite_tokens)
     changeable = [pair for pair in candidates if _first_message(pair) >= boundary]
     actions = {p.key: (Action.KEEP, CACHE_CAP) for p in candidates if _first_message(p) < boundary}
     shortening = Shortening(config.truncate_head_chars, config.truncate_tail_chars)
@@ -55,7 +56,7 @@ def choose_actions(
             messages, pairs, changeable, probabilities, ref, shortening, count, tombstones=config.tombstones
         )
         budget = plan_budget(
-            costs, tokens=tokens, target=config.target_tokens, drop_confident=config.drop_confident
+            costs, tokens=sum(tokens), target=config.target_tokens, drop_confident=config.drop_confident
         )
         return Chosen({**actions, **budget.actions}, shortening)
     for pair in changeable:

@@ -26,22 +26,23 @@ def message_tokens(message: Message, count: TokenCounter) -> int:
     return count("\n".join(block_text(block) for block in message["content"]))
 
 
+def token_counts(messages: Iterable[Message], count: TokenCounter) -> list[int]:
+    """Tokens of each message; a system message counts 0 (it is not the host's to compact)."""
+    return [message_tokens(m, count) if m["role"] != "system" else 0 for m in messages]
+
+
 def history_tokens(messages: Iterable[Message], count: TokenCounter) -> int:
-    """Tokens of a history, system messages excluded (they are not the host's to compact)."""
-    return sum(message_tokens(m, count) for m in messages if m["role"] != "system")
+    """Tokens of a history, system messages excluded."""
+    return sum(token_counts(messages, count))
 
 
 def rebuilt_tokens(
     before: Sequence[Message], after: Sequence[Message], tokens: Sequence[int], count: TokenCounter
 ) -> list[int]:
-    """Tokens of each message of ``after``, a rebuild of ``before`` whose messages hold ``tokens``
-    each (system messages count 0): the messages the rebuild kept (the same objects) are not counted
-    again."""
+    """`token_counts` of ``after``, a rebuild of ``before`` whose messages hold ``tokens`` each: the
+    messages the rebuild kept (the same objects) are not counted again."""
     known = {id(message): n for message, n in zip(before, tokens, strict=True)}
-    return [
-        known[id(m)] if id(m) in known else (message_tokens(m, count) if m["role"] != "system" else 0)
-        for m in after
-    ]
+    return [known[id(m)] if id(m) in known else token_counts([m], count)[0] for m in after]
 
 
 def rewrite_tokens(before: Sequence[Message], after: Sequence[Message], tokens: Sequence[int]) -> int:
@@ -55,8 +56,9 @@ def rewrite_tokens(before: Sequence[Message], after: Sequence[Message], tokens: 
     return sum(tokens[len(before) :])
 
 
-def cache_boundary(messages: Sequence[Message], count: TokenCounter, cap: int | None) -> int:
-    """The first message index a plan may change so that at most ``cap`` tokens of cache are rewritten.
+def cache_boundary(tokens: Sequence[int], cap: int | None) -> int:
+    """The first message index a plan may change so that at most ``cap`` tokens of cache are rewritten,
+    given the history's ``tokens`` per message.
 
     Shortening and dropping only make the messages after a change smaller, so counting the original's
     tokens from the boundary to the end bounds what the change invalidates. 0 (anything goes) without a
@@ -65,9 +67,8 @@ def cache_boundary(messages: Sequence[Message], count: TokenCounter, cap: int | 
     if cap is None:
         return 0
     total = 0
-    for at in range(len(messages) - 1, -1, -1):
-        if messages[at]["role"] != "system":
-            total += message_tokens(messages[at], count)
+    for at in range(len(tokens) - 1, -1, -1):
+        total += tokens[at]
         if total > cap:
             return at + 1
     return 0

@@ -12,7 +12,7 @@ from tracetrim._tokens import estimate_tokens
 from tracetrim.archive import Archive
 from tracetrim.compactor._actions import choose_actions
 from tracetrim.compactor._asking import judge
-from tracetrim.compactor._budget import message_tokens, rebuilt_tokens, rewrite_tokens
+from tracetrim.compactor._budget import rebuilt_tokens, rewrite_tokens, token_counts
 from tracetrim.compactor._config import CompactorConfig, ExecutionOptions, Mode
 from tracetrim.compactor._flow import pair_decisions, rebuilt_length, with_reduction
 from tracetrim.compactor._outcome import Action, Outcome, Plan, PlanStats, Reason, Status
@@ -86,7 +86,7 @@ class Compactor(Strategy):
         )
         candidates = [pair for pair in pairs if pair.candidate]
         count = config.token_counter or estimate_tokens
-        per_message = [message_tokens(m, count) if m["role"] != "system" else 0 for m in messages]
+        per_message = token_counts(messages, count)
         tokens = sum(per_message)
         base = PlanStats(
             messages_before=len(messages),
@@ -128,7 +128,7 @@ class Compactor(Strategy):
             judged.probabilities,
             config=config,
             ref=ref,
-            tokens=tokens,
+            tokens=per_message,
             count=count,
         )
 

@@ -14,6 +14,11 @@ from tracetrim.compactor._config import CompactorConfig, name_set
 OPTION_FIELDS = frozenset(a.name for a in attrs.fields(CompactorConfig)) - {"eligible_tools", "token_counter"}
 """The `CompactorConfig` fields a JSON ``options`` object may set (everything but the two non-JSON ones)."""
 
+REQUEST_FIELDS = frozenset(
+    {"goal", "next_action", "eligible_tool_names", "protected_message_ids", "protected_call_ids", "options"}
+)
+"""What a request file (``tracetrim compact``) or body (the service) may say beside its ``messages``."""
+
 _CONVERTERS: dict[str, object] = {a.name: a.converter for a in attrs.fields(CompactorConfig)}
 _NAMED = re.compile(r"CompactorConfig\.(\w+)")
 

@@ -12,24 +12,11 @@ from tracetrim._scope import Scope
 from tracetrim._snapshot import SnapshotError, validate_messages
 from tracetrim.archive import ArchiveError, check_ref
 from tracetrim.compactor import CompactionRequest, CompactorConfig, Mode
-from tracetrim.compactor._options import OPTION_FIELDS, OptionsError, config_from_options
+from tracetrim.compactor._options import OPTION_FIELDS, REQUEST_FIELDS, OptionsError, config_from_options
 from tracetrim.formats import FormatError, HistoryFormat, detect_messages, history_format
 from tracetrim.service._errors import ApiError, invalid
 
-COMPACT_FIELDS = frozenset(
-    {
-        "messages",
-        "goal",
-        "next_action",
-        "eligible_tool_names",
-        "protected_message_ids",
-        "protected_call_ids",
-        "options",
-        "scope",
-        "format",
-        "system",
-    }
-)
+COMPACT_FIELDS = REQUEST_FIELDS | {"messages", "scope", "format", "system"}
 """The top-level fields `POST /v1/compact_context` accepts."""
 
 SERVICE_OPTIONS = frozenset({"mode", "budget_s"})

@@ -12,7 +12,7 @@ from tracetrim._scope import Scope
 from tracetrim._snapshot import Message
 from tracetrim._tokens import TokenCounter, estimate_tokens
 from tracetrim.archive import Archive, snapshot_ref
-from tracetrim.compactor._budget import history_tokens, message_tokens, rewrite_tokens
+from tracetrim.compactor._budget import history_tokens, message_tokens, rewrite_tokens, token_counts
 from tracetrim.compactor._config import ExecutionOptions, Mode
 from tracetrim.compactor._flow import pair_decisions, with_reduction
 from tracetrim.compactor._observation import default_goal
@@ -174,7 +174,7 @@ class OffloadStrategy(Strategy):
         applied = _applied(pairs, proposal.chosen, proposal)
         chars_after = dict(proposal.compacted.chars_after) if proposal.compacted is not None else {}
         chars_after.update({key: 0 for key, (action, _) in applied.items() if action is Action.DROP_CALL})
-        after_tokens = [message_tokens(m, count) if m["role"] != "system" else 0 for m in final]
+        after_tokens = token_counts(final, count)
         tokens_after = sum(after_tokens)
         summarised = sum(len(group) for group in proposal.groups)
         stats = with_reduction(
