@@ -91,7 +91,9 @@ async def main() -> None:
             system_prompt="You watch services.",
             model=model,
             toolkit=toolkit,
-            middlewares=[TracetrimMiddleware(compactor)],
+            # By default planning waits until the context passes 60% of the model's window (120,000 of
+            # 200,000 tokens here); this short demo plans on every step instead.
+            middlewares=[TracetrimMiddleware(compactor, trigger_tokens=None)],
         )
         recall = RecallTool(archive, tt.Scope("agentscope", agent.name, agent.state.session_id))
         await toolkit.add_tool(FunctionTool(recall.function, permission=allow))

@@ -35,6 +35,7 @@ from agentscope.state._state import ReadCacheEntry
 from agentscope.tool import FunctionTool, Toolkit
 from pydantic import BaseModel
 
+from tracetrim.harness_adapter._window import Budget
 from tracetrim.harness_adapter.agentscope import TracetrimMiddleware
 
 BIG = 3000
@@ -46,13 +47,13 @@ class ScriptedChatModel(ChatModelBase):
     class Parameters(BaseModel):
         """No parameters."""
 
-    def __init__(self, steps: list[list[Any]]) -> None:
+    def __init__(self, steps: list[list[Any]], context_size: int = 1_000_000) -> None:
         super().__init__(
             credential=CredentialBase(),
             model="scripted",
             parameters=self.Parameters(),
             stream=False,
-            context_size=1_000_000,
+            context_size=context_size,
         )
         self.formatter = OpenAIChatFormatter()
         self.steps = steps
@@ -100,8 +101,15 @@ def _script() -> list[list[Any]]:
 
 
 async def _agent(
-    mode: tt.Mode, tmp_path: Any, records: list[tt.Record]
+    mode: tt.Mode,
+    tmp_path: Any,
+    records: list[tt.Record],
+    *,
+    context_size: int = 1_000_000,
+    config: dict[str, Any] | None = None,
+    **settings: Any,
 ) -> tuple[Agent, ScriptedChatModel, ScriptedDecisionModel, FileArchive | None]:
+    """An agent whose middleware plans on every step unless ``settings`` say otherwise."""
     allow = PermissionDecision(behavior=PermissionBehavior.ALLOW, message="allowed")
     toolkit = Toolkit()
     await toolkit.add_tool(FunctionTool(read_file, permission=allow))
@@ -110,12 +118,15 @@ async def _agent(
     archive = FileArchive(tmp_path / "archive") if mode is tt.Mode.ENFORCE else None
     compactor = tt.Compactor(
         decisions,
-        config=tt.CompactorConfig(eligible_tools={"read_file", "search_logs"}, preserve_recent_messages=1),
+        config=tt.CompactorConfig(
+            eligible_tools={"read_file", "search_logs"}, preserve_recent_messages=1, **(config or {})
+        ),
         execution=tt.ExecutionOptions(mode=mode, observer=records.append),
         archive=archive,
     )
-    middleware = TracetrimMiddleware(compactor, read_tools={"read_file": "path"})
-    model = ScriptedChatModel(_script())
+    settings = {"trigger_tokens": None} | settings  # the scripted history is far below any real window
+    middleware = TracetrimMiddleware(compactor, read_tools={"read_file": "path"}, **settings)
+    model = ScriptedChatModel(_script(), context_size)
     agent = Agent(
         name="bot", system_prompt="You read files.", model=model, toolkit=toolkit, middlewares=[middleware]
     )
@@ -224,3 +235,88 @@ async def test_trigger_tokens_skips_small_contexts(tmp_path: Any) -> None:
     await _run(agent)
     assert not decisions.calls and not records
     assert set(_tool_messages(model.requests[-1])) == {"c1", "c2", "c3"}
+
+
+def _middleware(agent: Agent) -> TracetrimMiddleware:
+    middleware = agent._compress_context_middlewares[0]
+    assert isinstance(middleware, TracetrimMiddleware)
+    return middleware
+
+
+async def test_budget_defaults_come_from_the_model_context_size(tmp_path: Any) -> None:
+    """AgentScope knows every model's window: 60% of it triggers, 40% is the target. (A window small
+    enough for the scripted history would set off AgentScope's own compression at 80% during the run,
+    so the run uses a large one and the middleware is then called on a model with a small one.)"""
+    records: list[tt.Record] = []
+    agent, model, decisions, _ = await _agent(tt.Mode.SHADOW, tmp_path, records, trigger_tokens="auto")
+    await _run(agent)
+    assert not records and not decisions.calls
+    model.context_size = 3_000
+    middleware = _middleware(agent)
+    result = await middleware.compact_agent(agent)
+    assert middleware.budget == Budget(1_800, 1_200, 3_000)
+    # The Compactor (thresholds) planned with a copy of its config carrying the budget; its own config
+    # is the host's and stays as it was.
+    assert result.outcome is not None and result.outcome.plan is not None
+    assert (
+        result.outcome.plan.stats.target_tokens == 1_200 and result.outcome.plan.stats.tokens_before > 1_800
+    )
+    assert [r.target_tokens for r in records] == [1_200] and decisions.calls
+    assert not middleware.strategy.config.budgeted  # type: ignore[attr-defined]
+
+
+async def test_a_large_window_keeps_small_contexts_unplanned(tmp_path: Any) -> None:
+    records: list[tt.Record] = []
+    agent, model, decisions, _ = await _agent(tt.Mode.ENFORCE, tmp_path, records, trigger_tokens="auto")
+    await _run(agent)
+    assert _middleware(agent).budget == Budget(600_000, 400_000, 1_000_000)
+    assert not decisions.calls and not records
+    assert set(_tool_messages(model.requests[-1])) == {"c1", "c2", "c3"}
+
+
+async def test_explicit_budget_wins_over_the_window(tmp_path: Any) -> None:
+    records: list[tt.Record] = []
+    agent, _, _, _ = await _agent(
+        tt.Mode.SHADOW, tmp_path, records, trigger_tokens=900, target_tokens=500, context_size=1_000_000
+    )
+    await _run(agent)
+    assert _middleware(agent).budget == Budget(900, 500, 1_000_000)
+    assert records and {r.target_tokens for r in records} == {500}
+
+
+async def test_a_compactor_with_its_own_budget_keeps_it(tmp_path: Any) -> None:
+    records: list[tt.Record] = []
+    agent, _, _, _ = await _agent(
+        tt.Mode.SHADOW,
+        tmp_path,
+        records,
+        trigger_tokens="auto",
+        config={"trigger_tokens": 700, "target_tokens": 300},
+    )
+    await _run(agent)
+    assert _middleware(agent).budget == Budget()
+    assert records and {r.target_tokens for r in records} == {300}
+
+
+async def test_no_usable_window_means_no_budget(tmp_path: Any) -> None:
+    """A window reported as 0 is not a window: the context is planned as before."""
+    records: list[tt.Record] = []
+    agent, model, decisions, _ = await _agent(tt.Mode.SHADOW, tmp_path, records, trigger_tokens="auto")
+    await _run(agent)
+    model.context_size = 0
+    middleware = _middleware(agent)
+    await middleware.compact_agent(agent)
+    assert middleware.budget == Budget()
+    assert decisions.calls and [r.target_tokens for r in records] == [0]
+
+
+def test_bad_budget_settings_are_refused() -> None:
+    compactor = tt.Compactor(ScriptedDecisionModel.by_call_id({}, default=(0.9, 0.9)))
+    with pytest.raises(ValueError, match="needs trigger_tokens"):
+        TracetrimMiddleware(compactor, target_tokens=100)
+    with pytest.raises(ValueError, match="must be below trigger_tokens"):
+        TracetrimMiddleware(compactor, trigger_tokens=100, target_tokens=100)
+    with pytest.raises(TypeError, match="trigger_tokens must be a number of tokens"):
+        TracetrimMiddleware(compactor, trigger_tokens="60%")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="context_window must be a positive"):
+        TracetrimMiddleware(compactor, context_window=0)

@@ -35,6 +35,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from tracetrim.formats import from_langchain
 from tracetrim.harness_adapter import restore_markers
+from tracetrim.harness_adapter._window import Budget
 from tracetrim.harness_adapter.langchain import TracetrimAgentMiddleware
 
 BIG = 3000
@@ -84,23 +85,35 @@ def _script() -> Iterator[AIMessage]:
     )
 
 
+Setup = tuple[Any, ScriptedChatModel, ScriptedDecisionModel, KeyValueArchive | None, TracetrimAgentMiddleware]
+
+
 def _setup(
-    mode: tt.Mode, records: list[tt.Record]
-) -> tuple[Any, ScriptedChatModel, ScriptedDecisionModel, KeyValueArchive | None]:
+    mode: tt.Mode,
+    records: list[tt.Record],
+    *,
+    window: int | None = None,
+    config: dict[str, Any] | None = None,
+    **settings: Any,
+) -> Setup:
+    """An agent whose chat model reports ``window`` as ``max_input_tokens`` (None: no profile)."""
     decisions = ScriptedDecisionModel.by_call_id({"c1": (0.9, 0.1), "c2": (0.1, 0.1)}, default=(0.9, 0.9))
     archive = KeyValueArchive(MemoryStore()) if mode is tt.Mode.ENFORCE else None
     compactor = tt.Compactor(
         decisions,
-        config=tt.CompactorConfig(eligible_tools={"read_file", "search_logs"}, preserve_recent_messages=2),
+        config=tt.CompactorConfig(
+            eligible_tools={"read_file", "search_logs"}, preserve_recent_messages=2, **(config or {})
+        ),
         execution=tt.ExecutionOptions(mode=mode, observer=records.append),
         archive=archive,
     )
-    model = ScriptedChatModel(messages=_script(), requests=[])
-    middleware = [TracetrimAgentMiddleware(compactor)]
+    profile: Any = {"max_input_tokens": window} if window is not None else None
+    model = ScriptedChatModel(messages=_script(), requests=[], profile=profile)
+    middleware = TracetrimAgentMiddleware(compactor, model=model, **settings)
     agent = create_agent(
-        model, tools=[read_file, search_logs], middleware=middleware, checkpointer=InMemorySaver()
+        model, tools=[read_file, search_logs], middleware=[middleware], checkpointer=InMemorySaver()
     )
-    return agent, model, decisions, archive
+    return agent, model, decisions, archive, middleware
 
 
 CONFIG: Any = {"configurable": {"thread_id": "t1"}}
@@ -137,7 +150,7 @@ def _tool_text(messages: list[BaseMessage]) -> dict[str, str]:
 @pytest.mark.parametrize("use_async", [False, True])
 async def test_enforce_compacts_state_archives_and_restores(use_async: bool) -> None:
     records: list[tt.Record] = []
-    agent, model, _, archive = _setup(tt.Mode.ENFORCE, records)
+    agent, model, _, archive, _ = _setup(tt.Mode.ENFORCE, records)
     state = await _aturns(agent) if use_async else _turns(agent)
     assert archive is not None
 
@@ -174,7 +187,7 @@ async def test_enforce_compacts_state_archives_and_restores(use_async: bool) -> 
 
 async def test_shadow_changes_nothing_and_records() -> None:
     records: list[tt.Record] = []
-    agent, model, decisions, _ = _setup(tt.Mode.SHADOW, records)
+    agent, model, decisions, _, _ = _setup(tt.Mode.SHADOW, records)
     state = _turns(agent)
     assert decisions.calls
     assert set(_tool_text(model.requests[-1])) == {"c1", "c2", "c3"}
@@ -184,8 +197,67 @@ async def test_shadow_changes_nothing_and_records() -> None:
 
 async def test_off_does_nothing() -> None:
     records: list[tt.Record] = []
-    agent, model, decisions, _ = _setup(tt.Mode.OFF, records)
+    agent, model, decisions, _, _ = _setup(tt.Mode.OFF, records)
     _turns(agent)
     assert not decisions.calls
     assert all(r.reason == "DISABLED" for r in records)
     assert set(_tool_text(model.requests[-1])) == {"c1", "c2", "c3"}
+
+
+async def test_budget_defaults_come_from_the_model_profile() -> None:
+    """``max_input_tokens`` in the chat model's profile: 60% of it triggers, 40% is the target."""
+    records: list[tt.Record] = []
+    agent, model, decisions, _, middleware = _setup(tt.Mode.SHADOW, records, window=3_000)
+    _turns(agent)
+    assert middleware.budget == Budget(1_800, 1_200, 3_000)
+    # Small histories were not planned at all; larger ones with the budget on a copy of the config.
+    assert decisions.calls and 0 < len(records) < len(model.requests)
+    assert {r.target_tokens for r in records} == {1_200}
+    assert all(r.tokens_before > 1_800 or r.reason == "BELOW_TRIGGER" for r in records)
+    assert not middleware.strategy.config.budgeted  # type: ignore[attr-defined]
+
+
+async def test_a_large_window_keeps_small_histories_unplanned() -> None:
+    records: list[tt.Record] = []
+    agent, model, decisions, _, middleware = _setup(tt.Mode.ENFORCE, records, window=200_000)
+    _turns(agent)
+    assert middleware.budget == Budget(120_000, 80_000, 200_000)
+    assert not decisions.calls and not records
+    assert set(_tool_text(model.requests[-1])) == {"c1", "c2", "c3"}
+
+
+async def test_explicit_budget_wins_over_the_profile() -> None:
+    records: list[tt.Record] = []
+    agent, _, _, _, middleware = _setup(
+        tt.Mode.SHADOW, records, window=200_000, trigger_tokens=900, target_tokens=500
+    )
+    _turns(agent)
+    assert middleware.budget == Budget(900, 500, 200_000)
+    assert records and {r.target_tokens for r in records} == {500}
+    agent, _, _, _, middleware = _setup(tt.Mode.SHADOW, [], window=200_000, context_window=3_000)
+    _turns(agent)
+    assert middleware.budget == Budget(1_800, 1_200, 3_000)
+
+
+async def test_no_profile_means_no_budget() -> None:
+    records: list[tt.Record] = []
+    agent, _, decisions, _, middleware = _setup(tt.Mode.SHADOW, records)
+    _turns(agent)
+    assert middleware.budget == Budget()
+    assert decisions.calls and records and {r.target_tokens for r in records} == {0}
+
+
+async def test_a_compactor_with_its_own_budget_keeps_it() -> None:
+    records: list[tt.Record] = []
+    agent, _, _, _, middleware = _setup(
+        tt.Mode.SHADOW, records, window=3_000, config={"trigger_tokens": 700, "target_tokens": 300}
+    )
+    _turns(agent)
+    assert middleware.budget == Budget()
+    assert records and {r.target_tokens for r in records} == {300}
+
+
+def test_model_must_be_a_chat_model() -> None:
+    compactor = tt.Compactor(ScriptedDecisionModel.by_call_id({}, default=(0.9, 0.9)))
+    with pytest.raises(TypeError, match="BaseChatModel"):
+        TracetrimAgentMiddleware(compactor, model="gpt-4o")  # type: ignore[arg-type]

@@ -30,7 +30,12 @@ from agents.testing import ModelStep, ScriptedModel, assistant_message, function
 
 from tracetrim.formats import from_openai_responses
 from tracetrim.harness_adapter import restore_markers
-from tracetrim.harness_adapter.openai_agents import CompactingSession, TracetrimInputFilter
+from tracetrim.harness_adapter._window import Budget
+from tracetrim.harness_adapter.openai_agents import (
+    CompactingSession,
+    TracetrimInputFilter,
+    model_context_window,
+)
 
 BIG = 3000
 
@@ -81,8 +86,15 @@ def _assert_paired(items: Any) -> None:
 
 
 async def _filter_run(
-    mode: tt.Mode, records: list[tt.Record]
+    mode: tt.Mode,
+    records: list[tt.Record],
+    *,
+    model_name: str | None = None,
+    filters: list[TracetrimInputFilter] | None = None,
+    **settings: Any,
 ) -> tuple[ScriptedModel, ScriptedDecisionModel, KeyValueArchive | None, Any]:
+    """A run whose scripted model holds ``model_name`` in ``.model`` as the SDK's own models do (None:
+    no name); the filter is appended to ``filters`` when given."""
     compactor, decisions, archive = _compactor(mode, records, recent=2)
     model = ScriptedModel(
         [
@@ -92,8 +104,13 @@ async def _filter_run(
             _step(assistant_message("done", item_id="m1"), 4),
         ]
     )
+    if model_name is not None:
+        model.model = model_name  # type: ignore[attr-defined]
     agent = Agent(name="bot", instructions="You read files.", model=model, tools=[read_file, search_logs])
-    config = RunConfig(call_model_input_filter=TracetrimInputFilter(compactor), tracing_disabled=True)
+    model_filter = TracetrimInputFilter(compactor, **settings)
+    if filters is not None:
+        filters.append(model_filter)
+    config = RunConfig(call_model_input_filter=model_filter, tracing_disabled=True)
     result = await Runner.run(agent, "check a.txt, the boot logs, then b.txt", run_config=config)
     return model, decisions, archive, result
 
@@ -133,7 +150,7 @@ async def test_input_filter_shadow_and_off_change_nothing(mode: tt.Mode) -> None
 
 
 async def _session_runs(
-    mode: tt.Mode, records: list[tt.Record]
+    mode: tt.Mode, records: list[tt.Record], **settings: Any
 ) -> tuple[ScriptedModel, CompactingSession, ScriptedDecisionModel, KeyValueArchive | None]:
     compactor, decisions, archive = _compactor(mode, records, recent=2)
     model = ScriptedModel(
@@ -146,7 +163,7 @@ async def _session_runs(
         ]
     )
     agent = Agent(name="bot", instructions="You read files.", model=model, tools=[read_file, search_logs])
-    session = CompactingSession(SQLiteSession("s1"), compactor)
+    session = CompactingSession(SQLiteSession("s1"), compactor, **settings)
     config = RunConfig(tracing_disabled=True)
     await Runner.run(agent, "check a.txt and the boot logs", session=session, run_config=config)
     await Runner.run(agent, "now read b.txt", session=session, run_config=config)
@@ -188,6 +205,69 @@ async def test_session_shadow_and_off_keep_history(mode: tt.Mode) -> None:
     assert "[tracetrim:" not in json.dumps(stored)
     assert bool(decisions.calls) is (mode is tt.Mode.SHADOW)
     assert records and all(r.mode == mode.value for r in records)
+
+
+# --- the budget from the model's context window ------------------------------------------------------
+
+
+def test_model_context_window_reads_the_sdk_table() -> None:
+    assert model_context_window("gpt-4o") == 128_000
+    assert model_context_window("openai/gpt-4.1") == 1_047_576
+    model = ScriptedModel([])
+    assert model_context_window(model) is None
+    model.model = "o3"  # type: ignore[attr-defined]
+    assert model_context_window(model) == 200_000
+    assert model_context_window("a-local-model") is None
+    assert model_context_window(None) is None
+
+
+async def test_filter_budget_defaults_come_from_the_agent_model() -> None:
+    """An OpenAI model the SDK knows: 60% of its window triggers, 40% is the target."""
+    records: list[tt.Record] = []
+    filters: list[TracetrimInputFilter] = []
+    model, decisions, _, _ = await _filter_run(tt.Mode.ENFORCE, records, model_name="gpt-4o", filters=filters)
+    assert filters[0].budget == Budget(76_800, 51_200, 128_000)
+    assert not decisions.calls and not records
+    assert set(_outputs(model.calls[-1].input)) == {"c1", "c2", "c3"}
+
+
+async def test_filter_budget_with_a_small_window_plans_to_the_target() -> None:
+    records: list[tt.Record] = []
+    filters: list[TracetrimInputFilter] = []
+    model, decisions, _, _ = await _filter_run(
+        tt.Mode.SHADOW, records, model_name="gpt-4o", filters=filters, context_window=3_000
+    )
+    assert filters[0].budget == Budget(1_800, 1_200, 3_000)
+    assert decisions.calls and 0 < len(records) < len(model.calls)
+    assert {r.target_tokens for r in records} == {1_200}
+    assert not filters[0].strategy.config.budgeted  # type: ignore[attr-defined]
+
+
+async def test_filter_explicit_budget_and_unknown_window() -> None:
+    records: list[tt.Record] = []
+    filters: list[TracetrimInputFilter] = []
+    await _filter_run(
+        tt.Mode.SHADOW, records, model_name="gpt-4o", filters=filters, trigger_tokens=900, target_tokens=500
+    )
+    assert filters[0].budget == Budget(900, 500, 128_000)
+    assert records and {r.target_tokens for r in records} == {500}
+    records.clear()
+    _, decisions, _, _ = await _filter_run(tt.Mode.SHADOW, records, filters=filters)
+    assert filters[1].budget == Budget()
+    assert decisions.calls and records and {r.target_tokens for r in records} == {0}
+
+
+async def test_session_budget_from_the_named_model() -> None:
+    records: list[tt.Record] = []
+    _, session, decisions, _ = await _session_runs(tt.Mode.SHADOW, records, model="gpt-4.1")
+    assert session.budget == Budget(628_545, 419_030, 1_047_576)
+    assert not decisions.calls and not records
+    records.clear()
+    _, session, decisions, _ = await _session_runs(tt.Mode.SHADOW, records, model="a-local-model")
+    assert session.budget == Budget()
+    assert decisions.calls and records
+    with pytest.raises(TypeError, match="model must be a model name"):
+        CompactingSession(SQLiteSession("s2"), _compactor(tt.Mode.SHADOW, [], 2)[0], model=ScriptedModel([]))  # type: ignore[arg-type]
 
 
 # --- server-managed conversation state ---------------------------------------------------------------

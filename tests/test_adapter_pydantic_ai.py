@@ -38,6 +38,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from tracetrim.formats import from_pydantic_ai
 from tracetrim.harness_adapter import restore_markers
+from tracetrim.harness_adapter._window import Budget
 from tracetrim.harness_adapter.pydantic_ai import TracetrimHistoryProcessor, tracetrim_capability
 
 BIG = 3000
@@ -63,20 +64,35 @@ class Scripted:
 Setup = tuple[Agent[None, str], Scripted, ScriptedDecisionModel, KeyValueArchive | None]
 
 
-def _agent(mode: tt.Mode, records: list[tt.Record]) -> Setup:
+def _agent(
+    mode: tt.Mode,
+    records: list[tt.Record],
+    *,
+    window: int | None = None,
+    config: dict[str, Any] | None = None,
+    processors: list[TracetrimHistoryProcessor] | None = None,
+    **settings: Any,
+) -> Setup:
+    """An agent whose model's profile has ``window`` as ``context_window`` (None: unknown); the
+    processor is appended to ``processors`` when given."""
     decisions = ScriptedDecisionModel.by_call_id({"c1": (0.9, 0.1), "c2": (0.1, 0.1)}, default=(0.9, 0.9))
     archive = KeyValueArchive(MemoryStore()) if mode is tt.Mode.ENFORCE else None
     compactor = tt.Compactor(
         decisions,
-        config=tt.CompactorConfig(eligible_tools={"read_file", "search_logs"}, preserve_recent_messages=2),
+        config=tt.CompactorConfig(
+            eligible_tools={"read_file", "search_logs"}, preserve_recent_messages=2, **(config or {})
+        ),
         execution=tt.ExecutionOptions(mode=mode, observer=records.append),
         archive=archive,
     )
     scripted = Scripted()
+    capability = tracetrim_capability(compactor, scope=tt.Scope("u", "bot", "s1"), **settings)
+    assert isinstance(capability.processor, TracetrimHistoryProcessor)
+    if processors is not None:
+        processors.append(capability.processor)
+    profile: Any = {"context_window": window} if window is not None else None
     agent: Agent[None, str] = Agent(
-        FunctionModel(scripted),
-        name="bot",
-        capabilities=[tracetrim_capability(compactor, scope=tt.Scope("u", "bot", "s1"))],
+        FunctionModel(scripted, profile=profile), name="bot", capabilities=[capability]
     )
 
     @agent.tool_plain
@@ -185,3 +201,61 @@ def test_legacy_history_processors_argument_is_gone() -> None:
     processor = TracetrimHistoryProcessor(compactor)
     with pytest.raises(TypeError, match="history_processors"):
         Agent(FunctionModel(Scripted()), history_processors=[processor])  # type: ignore[call-arg]
+
+
+async def _budgeted_run(
+    records: list[tt.Record], **options: Any
+) -> tuple[TracetrimHistoryProcessor, Scripted, ScriptedDecisionModel]:
+    processors: list[TracetrimHistoryProcessor] = []
+    agent, scripted, decisions, _ = _agent(tt.Mode.SHADOW, records, processors=processors, **options)
+    assert (await agent.run("check a.txt, the boot logs, then b.txt")).output == "done"
+    return processors[0], scripted, decisions
+
+
+async def test_budget_defaults_come_from_the_model_context_window() -> None:
+    """``ctx.model.context_window`` (the model's profile): 60% of it triggers, 40% is the target."""
+    records: list[tt.Record] = []
+    processor, scripted, decisions = await _budgeted_run(records, window=3_000)
+    assert processor.budget == Budget(1_800, 1_200, 3_000)
+    # Small histories were not planned at all; larger ones with the budget on a copy of the config.
+    assert decisions.calls and 0 < len(records) < len(scripted.requests)
+    assert {r.target_tokens for r in records} == {1_200}
+    assert not processor.strategy.config.budgeted  # type: ignore[attr-defined]
+
+
+async def test_a_large_window_keeps_small_histories_unplanned() -> None:
+    records: list[tt.Record] = []
+    processor, scripted, decisions = await _budgeted_run(records, window=128_000)
+    assert processor.budget == Budget(76_800, 51_200, 128_000)
+    assert not decisions.calls and not records
+    assert set(_returns(scripted.requests[-1])) == {"c1", "c2", "c3"}
+
+
+async def test_explicit_budget_wins_over_the_window() -> None:
+    records: list[tt.Record] = []
+    processor, _, _ = await _budgeted_run(records, window=128_000, trigger_tokens=900, target_tokens=500)
+    assert processor.budget == Budget(900, 500, 128_000)
+    assert records and {r.target_tokens for r in records} == {500}
+    processor, _, _ = await _budgeted_run([], window=128_000, context_window=3_000)
+    assert processor.budget == Budget(1_800, 1_200, 3_000)
+    # An explicit trigger alone: the target is the window's 40%, or two thirds of a lower trigger.
+    processor, _, _ = await _budgeted_run([], window=3_000, trigger_tokens=1_500)
+    assert processor.budget == Budget(1_500, 1_200, 3_000)
+    processor, _, _ = await _budgeted_run([], window=3_000, trigger_tokens=1_000)
+    assert processor.budget == Budget(1_000, 666, 3_000)
+
+
+async def test_an_unknown_window_means_no_budget() -> None:
+    records: list[tt.Record] = []
+    processor, _, decisions = await _budgeted_run(records)
+    assert processor.budget == Budget()
+    assert decisions.calls and records and {r.target_tokens for r in records} == {0}
+
+
+async def test_a_compactor_with_its_own_budget_keeps_it() -> None:
+    records: list[tt.Record] = []
+    processor, _, _ = await _budgeted_run(
+        records, window=3_000, config={"trigger_tokens": 700, "target_tokens": 300}
+    )
+    assert processor.budget == Budget()
+    assert records and {r.target_tokens for r in records} == {300}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import attrs
 import pytest
 
 from tests._histories import assistant, call, result, text, user
@@ -21,7 +22,7 @@ from tracetrim.compactor._offload._summary import summary_ref
 from tracetrim.decision import Summary
 
 SCOPE = Scope(user_id="u", agent_id="a", session_id="s")
-SMALL: dict[str, Any] = {"max_total_tokens": 2_000, "max_tool_message_tokens": 300}
+SMALL: dict[str, Any] = {"trigger_tokens": 2_000, "max_tool_message_tokens": 300}
 ENFORCE = ExecutionOptions(mode=Mode.ENFORCE)
 
 
@@ -297,9 +298,9 @@ async def test_a_custom_archive_reference_is_the_one_the_markers_name() -> None:
 async def test_below_the_threshold_nothing_happens() -> None:
     scenario = load_scenario("payment_retry")
     summarizer = RecordingSummarizer()
-    strategy = _strategy("auto", summarizer, KeyValueArchive(MemoryStore()), max_total_tokens=1_000_000)
+    strategy = _strategy("auto", summarizer, KeyValueArchive(MemoryStore()), trigger_tokens=1_000_000)
     outcome = await strategy.plan(_request(scenario))
-    assert outcome.status is Status.SKIPPED and outcome.reason == "BELOW_THRESHOLD"
+    assert outcome.status is Status.SKIPPED and outcome.reason == "BELOW_TRIGGER"
     assert summarizer.groups == []
     assert await strategy.compact(_request(scenario)) == scenario["messages"]
 
@@ -311,18 +312,18 @@ async def test_system_messages_do_not_count_towards_the_total() -> None:
         assistant("m1", call("c1"), result("c1", output="y" * 4_000)),
         user("m2", "ok"),
     ]
-    outcome = await _strategy(max_total_tokens=1_100).plan(CompactionRequest(messages))
-    assert outcome.reason == "BELOW_THRESHOLD"
-    outcome = await _strategy(max_total_tokens=900).plan(CompactionRequest(messages))
+    outcome = await _strategy(trigger_tokens=1_100).plan(CompactionRequest(messages))
+    assert outcome.reason == "BELOW_TRIGGER"
+    outcome = await _strategy(trigger_tokens=900).plan(CompactionRequest(messages))
     assert outcome.status is Status.DECIDED and shortened_ids(outcome.plan.messages) == {"c1"}  # type: ignore[union-attr]
 
 
 async def test_a_host_token_counter_is_used() -> None:
     scenario = load_scenario("payment_retry")
-    outcome = await _strategy(token_counter=lambda s: len(s.split()), max_total_tokens=100_000).plan(
+    outcome = await _strategy(token_counter=lambda s: len(s.split()), trigger_tokens=100_000).plan(
         _request(scenario)
     )
-    assert outcome.reason == "BELOW_THRESHOLD"
+    assert outcome.reason == "BELOW_TRIGGER"
     outcome = await _strategy(token_counter=lambda s: 10 * len(s)).plan(_request(scenario))
     assert outcome.status is Status.DECIDED
 
@@ -404,10 +405,174 @@ def test_config_names_the_bad_field() -> None:
         OffloadConfig(mode="squash")
     with pytest.raises(ValueError, match=r"OffloadConfig\.compact_ratio_threshold"):
         OffloadConfig(compact_ratio_threshold=1.5)
-    with pytest.raises(TypeError, match=r"OffloadConfig\.max_total_tokens"):
-        OffloadConfig(max_total_tokens="many")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"OffloadConfig\.trigger_tokens"):
+        OffloadConfig(trigger_tokens="many")  # type: ignore[arg-type]
+    with pytest.raises(
+        ValueError, match=r"OffloadConfig\.target_tokens \(100\) must be below trigger_tokens"
+    ):
+        OffloadConfig(trigger_tokens=100, target_tokens=100)
+    with pytest.raises(ValueError, match=r"OffloadConfig\.excerpt_chars"):
+        OffloadConfig(excerpt_chars=-1)
     with pytest.raises(ValueError, match=r"OffloadConfig\.group_token_threshold"):
         OffloadConfig(group_token_threshold=0)
     config = OffloadConfig(preview_chars=900)
     assert config.mode is OffloadMode.AUTO
     assert (config.preview_head_chars, config.preview_tail_chars) == (600, 300)
+
+
+def test_max_total_tokens_is_the_former_name_of_trigger_tokens() -> None:
+    with pytest.warns(DeprecationWarning, match="now trigger_tokens"):
+        config = OffloadConfig(max_total_tokens=1_234)
+    assert config.trigger_tokens == config.max_total_tokens == 1_234
+    assert config == OffloadConfig(trigger_tokens=1_234)
+    assert attrs.evolve(config, target_tokens=1_000).trigger_tokens == 1_234  # no stale alias passed on
+    assert OffloadConfig().trigger_tokens == 20_000
+    with pytest.raises(ValueError, match=r"OffloadConfig\.max_total_tokens \(5\) is the former name"):
+        OffloadConfig(max_total_tokens=5, trigger_tokens=6)
+    with pytest.raises(TypeError, match=r"OffloadConfig\.max_total_tokens must be an integer"):
+        OffloadConfig(max_total_tokens="many")  # type: ignore[arg-type]
+
+
+def _big_results(n: int, size: int = 4_000) -> list[dict[str, Any]]:
+    """A task, then ``n`` turns each reading a large file (call and result), then a question."""
+    messages: list[dict[str, Any]] = [user("m0", "review the files")]
+    for k in range(1, n + 1):
+        body = "\n".join(f"f{k} line {i}: nothing to see" for i in range(size // 30))
+        messages.append(
+            assistant(f"a{k}", call(f"c{k}", "read_file", {"path": f"f{k}.py"}), result(f"c{k}", output=body))
+        )
+    messages.append(user("q", "what did you find?"))
+    return messages
+
+
+async def test_with_a_target_only_the_oldest_results_go_and_the_next_turn_does_not_fire() -> None:
+    messages = _big_results(6)
+    tokens = history_tokens(messages, estimate_tokens)
+    trigger, target = tokens - 1, tokens * 3 // 4
+    config: dict[str, Any] = {
+        "trigger_tokens": trigger,
+        "target_tokens": target,
+        "max_tool_message_tokens": 300,
+    }
+    outcome = await _strategy(**config).plan(CompactionRequest(messages))
+    plan = outcome.plan
+    assert outcome.status is Status.DECIDED and plan is not None, outcome.detail
+    assert plan.stats.target_tokens == target and plan.stats.target_met is True
+    assert plan.stats.tokens_after == history_tokens(plan.messages, estimate_tokens) <= target
+    shortened = shortened_ids(plan.messages)
+    assert shortened and shortened == {f"c{k}" for k in range(1, len(shortened) + 1)}  # oldest first
+    assert len(shortened) < 6  # not every result over the limit: only what the target needs
+    reasons = {d.call_id: d.reason for d in plan.decisions}
+    assert reasons["c5"] == "within_budget" and reasons["c1"] == "over_token_limit"
+    assert f"target_tokens ({target:,}) reached" in outcome.detail
+    # The next turn: a little more history, still under the trigger, so nothing fires; an unchanged
+    # history gives the same answer again.
+    later = [*plan.messages, assistant("a9", text("found nothing"))]
+    again = await _strategy(**config).plan(CompactionRequest(later))
+    assert (again.status, again.reason) == (Status.SKIPPED, "BELOW_TRIGGER")
+    assert again.plan is not None and again.plan.messages == later
+    repeat = (await _strategy(**config).plan(CompactionRequest(messages))).plan
+    assert repeat is not None and (repeat.messages, repeat.decisions) == (plan.messages, plan.decisions)
+
+
+async def test_without_a_target_every_result_over_the_limit_goes() -> None:
+    messages = _big_results(6)
+    tokens = history_tokens(messages, estimate_tokens)
+    outcome = await _strategy(trigger_tokens=tokens - 1, max_tool_message_tokens=300).plan(
+        CompactionRequest(messages)
+    )
+    assert outcome.plan is not None and outcome.plan.stats.target_met is None
+    assert shortened_ids(outcome.plan.messages) == {f"c{k}" for k in range(1, 7)}
+
+
+async def test_a_target_out_of_reach_is_reported_and_what_the_rules_allow_is_adopted() -> None:
+    messages = _big_results(3)
+    tokens = history_tokens(messages, estimate_tokens)
+    outcome = await _strategy(trigger_tokens=tokens - 1, target_tokens=10, max_tool_message_tokens=300).plan(
+        CompactionRequest(messages)
+    )
+    assert outcome.status is Status.DECIDED and outcome.plan is not None
+    assert outcome.plan.stats.target_met is False and outcome.plan.stats.tokens_after > 10
+    assert shortened_ids(outcome.plan.messages) == {"c1", "c2", "c3"}
+    assert "target_tokens (10) not reached" in outcome.detail
+
+
+async def test_auto_compresses_when_compaction_leaves_the_history_over_the_target() -> None:
+    messages = _big_results(6)
+    tokens = history_tokens(messages, estimate_tokens)
+    base: dict[str, Any] = {
+        "trigger_tokens": tokens - 1,
+        "max_tool_message_tokens": 300,
+        "group_token_threshold": 300,
+    }
+    # The ratio alone would never compress (1.0), or always (0.0): with a target, the target decides.
+    reachable = RecordingSummarizer()
+    outcome = await _strategy(
+        "auto", reachable, target_tokens=tokens * 3 // 4, compact_ratio_threshold=0.0, **base
+    ).plan(CompactionRequest(messages))
+    assert outcome.plan is not None and reachable.groups == []
+    assert outcome.plan.stats.fitting_stage == "compact"
+    compacted = await _strategy("compact", **base).plan(CompactionRequest(messages))
+    assert compacted.plan is not None
+    target = compacted.plan.stats.tokens_after - 300
+    over = RecordingSummarizer()
+    outcome = await _strategy("auto", over, target_tokens=target, compact_ratio_threshold=1.0, **base).plan(
+        CompactionRequest(messages)
+    )
+    plan = outcome.plan
+    assert plan is not None and over.groups, outcome.detail
+    assert plan.stats.fitting_stage == "compact+compress" and plan.stats.target_met is True
+    # Only the oldest groups were summarised: enough to cover what compaction left over the target.
+    every = RecordingSummarizer()
+    await _strategy("auto", every, compact_ratio_threshold=0.0, **base).plan(CompactionRequest(messages))
+    assert 0 < len(over.groups) < len(every.groups)
+    assert over.groups == every.groups[: len(over.groups)]
+
+
+async def test_compress_with_a_target_summarises_only_the_oldest_groups() -> None:
+    messages = _big_results(6)
+    tokens = history_tokens(messages, estimate_tokens)
+    config: dict[str, Any] = {"trigger_tokens": tokens - 1, "group_token_threshold": 1_500}
+    everything = RecordingSummarizer()
+    await _strategy("compress", everything, **config).plan(CompactionRequest(messages))
+    some = RecordingSummarizer()
+    outcome = await _strategy("compress", some, target_tokens=tokens * 3 // 4, **config).plan(
+        CompactionRequest(messages)
+    )
+    assert outcome.plan is not None and outcome.plan.stats.target_met is True
+    assert 0 < len(some.groups) < len(everything.groups)
+    assert some.groups == everything.groups[: len(some.groups)]
+
+
+async def test_an_offloaded_result_keeps_the_lines_that_matter_in_its_excerpt() -> None:
+    """The planner's excerpt: a 400-line log whose one error line sits in the middle keeps it."""
+    lines = [f"step {i}: ok" for i in range(400)]
+    lines[200] = "ERROR: checksum mismatch in shard_0417 (expected 9f2c, got 1b7e)"
+    messages = [
+        user("m0", "run the checks"),
+        assistant(
+            "a1",
+            call("c1", "run_checks", {"suite": "all"}),
+            result("c1", "run_checks", output="\n".join(lines)),
+        ),
+        user("q", "anything wrong?"),
+    ]
+    config: dict[str, Any] = {"trigger_tokens": 100, "max_tool_message_tokens": 300}
+    outcome = await _strategy(**config).plan(CompactionRequest(messages))
+    assert outcome.plan is not None and shortened_ids(outcome.plan.messages) == {"c1"}
+    kept = text_of_output(outcome.plan.messages[1]["content"][1]["output"])
+    assert kept is not None and lines[200] in kept and lines[0] in kept and lines[-1] in kept
+    assert "400 lines" in kept  # the planner's marker says how much of the result is left
+    head_and_tail = await _strategy(excerpt_chars=0, **config).plan(CompactionRequest(messages))
+    assert head_and_tail.plan is not None
+    plain = text_of_output(head_and_tail.plan.messages[1]["content"][1]["output"])
+    assert plain is not None and lines[200] not in plain
+
+
+async def test_tokens_are_counted_as_the_budget_counts_them() -> None:
+    messages = _big_results(3)
+    counter = lambda s: len(s.split())  # noqa: E731  (a host's own counter)
+    outcome = await _strategy(trigger_tokens=1, token_counter=counter).plan(CompactionRequest(messages))
+    assert outcome.plan is not None
+    assert outcome.plan.stats.tokens_before == history_tokens(messages, counter)
+    assert outcome.plan.stats.tokens_after == history_tokens(outcome.plan.messages, counter)

@@ -14,6 +14,7 @@ import tracetrim.compactor
 from tests._decision_servers import StandIn
 from tests.conftest import load_scenario
 from tracetrim import CompactionRequest, ExecutionOptions, Mode, Scope, Status
+from tracetrim._public import origin_of
 from tracetrim.archive import KeyValueArchive, MemoryStore
 from tracetrim.compactor._offload import OffloadConfig, OffloadStrategy, restore_offloaded
 from tracetrim.decision import ChatSummarizer, DecisionModelError, SummarizerError
@@ -94,7 +95,7 @@ async def test_retries_server_errors_and_reports_refusals() -> None:
 
 def test_summarizers_are_models_at_the_edge() -> None:
     assert tracetrim.decision.ChatSummarizer is tracetrim.ChatSummarizer is tracetrim.compactor.ChatSummarizer
-    assert ChatSummarizer.__module__.startswith("tracetrim.decision.")
+    assert origin_of(ChatSummarizer).startswith("tracetrim.decision.")  # published as tracetrim.X
     assert issubclass(SummarizerError, DecisionModelError)  # and so a TracetrimError
     planner = Path(tracetrim.compactor.__file__).parent
     for path in sorted(planner.rglob("*.py")):
@@ -122,7 +123,7 @@ async def test_the_strategy_compresses_through_the_chat_server_and_restores() ->
     with SummaryStandIn() as server:
         strategy = OffloadStrategy(
             ChatSummarizer(server.url, "m", retry=FAST),
-            config=OffloadConfig(mode="compress", max_total_tokens=2_000, group_token_threshold=2_000),
+            config=OffloadConfig(mode="compress", trigger_tokens=2_000, group_token_threshold=2_000),
             execution=ExecutionOptions(mode=Mode.ENFORCE),
             archive=archive,
         )
@@ -137,7 +138,7 @@ async def test_an_empty_reply_from_the_server_keeps_the_history() -> None:
     with SummaryStandIn(reply="  ") as server:
         strategy = OffloadStrategy(
             ChatSummarizer(server.url, "m", retry=FAST),
-            config=OffloadConfig(mode="compress", max_total_tokens=2_000),
+            config=OffloadConfig(mode="compress", trigger_tokens=2_000),
         )
         outcome = await strategy.plan(CompactionRequest(_messages()))
     assert (outcome.status, outcome.reason) == (Status.ERROR, "EMPTY_SUMMARY")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,7 @@ def test_compact_with_an_archive_adopts_and_can_be_restored(tmp_path: Path) -> N
             str(SCENARIOS / "payment_retry.json"),
             "--mode",
             "compact",
-            "--max-total-tokens",
+            "--trigger-tokens",
             "2000",
             "--max-tool-message-tokens",
             "300",
@@ -58,10 +59,10 @@ def test_compact_with_an_archive_adopts_and_can_be_restored(tmp_path: Path) -> N
     assert restored == load_scenario("payment_retry")["messages"]
 
 
-def test_shadow_without_an_archive_and_below_threshold(capsys: pytest.CaptureFixture[str]) -> None:
+def test_shadow_without_an_archive_and_below_the_trigger(capsys: pytest.CaptureFixture[str]) -> None:
     assert _run([str(SCENARIOS / "payment_retry.json"), "--mode", "compact"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["reason"] == "BELOW_THRESHOLD" and not report["changed"]
+    assert report["reason"] == "BELOW_TRIGGER" and not report["changed"]
     assert report["messages"] == load_scenario("payment_retry")["messages"]
     assert (
         _run(
@@ -95,3 +96,47 @@ def test_user_mistakes_are_one_line_errors(tmp_path: Path, monkeypatch: pytest.M
         _run([str(SCENARIOS / "payment_retry.json"), "--mode", "auto"])
     with pytest.raises(CliError, match="--user"):
         _run([str(SCENARIOS / "payment_retry.json"), "--mode", "compact", "--archive", str(tmp_path)])
+
+
+def _offloaded(report: dict[str, object]) -> set[str]:
+    decisions = report["decisions"]
+    assert isinstance(decisions, list)
+    return {d["call_id"] for d in decisions if d["action"] == "drop_result"}
+
+
+def test_target_tokens_stops_once_reached_and_the_former_flag_still_works(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = str(SCENARIOS / "payment_retry.json")
+    sizes = ["--mode", "compact", "--max-tool-message-tokens", "300"]
+    assert _run([path, *sizes, "--trigger-tokens", "2000"]) == 0
+    full = json.loads(capsys.readouterr().out)
+    assert _run([path, *sizes, "--max-total-tokens", "2000"]) == 0  # the former name of --trigger-tokens
+    assert _offloaded(json.loads(capsys.readouterr().out)) == _offloaded(full)
+    before = full["stats"]["tokens_before"]
+    target = before - (before - full["stats"]["tokens_after"]) // 3
+    budget = ["--trigger-tokens", str(before - 1), "--target-tokens", str(target)]
+    assert _run([path, *sizes, *budget]) == 0
+    report = json.loads(capsys.readouterr().out)
+    stats = report["stats"]
+    assert stats["target_tokens"] == target and stats["target_met"] and stats["tokens_after"] <= target
+    assert 0 < len(_offloaded(report)) < len(_offloaded(full))
+    with pytest.raises(CliError, match=r"target_tokens \(3000\) must be below trigger_tokens \(2000\)"):
+        _run([path, *sizes, "--trigger-tokens", "2000", "--target-tokens", "3000"])
+
+
+def _markers(report: dict[str, object]) -> list[str]:
+    return re.findall(r"\[tracetrim: the result of [^\]]*\]", json.dumps(report["proposal"]))
+
+
+def test_excerpt_chars_zero_keeps_head_and_tail_only(capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(SCENARIOS / "payment_retry.json")
+    sizes = ["--mode", "compact", "--trigger-tokens", "2000", "--max-tool-message-tokens", "300"]
+    sizes += ["--preview-chars", "300"]
+    assert _run([path, *sizes, "--excerpt-chars", "0"]) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert _run([path, *sizes]) == 0
+    excerpted = json.loads(capsys.readouterr().out)
+    assert _offloaded(plain) == _offloaded(excerpted)
+    assert _markers(plain) and not any("lines)" in marker for marker in _markers(plain))
+    assert any("lines)" in marker for marker in _markers(excerpted))  # "kept N of M lines"

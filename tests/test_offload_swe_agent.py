@@ -30,7 +30,7 @@ def _load(path: Path) -> list[dict[str, Any]]:
 async def test_compact_and_auto_on_swe_agent_trajectories(path: Path) -> None:
     messages = _load(path)
     archive = KeyValueArchive(MemoryStore())
-    config: dict[str, Any] = {"max_total_tokens": 2_000, "max_tool_message_tokens": 400}
+    config: dict[str, Any] = {"trigger_tokens": 2_000, "max_tool_message_tokens": 400}
     compact = OffloadStrategy(
         config=OffloadConfig(mode="compact", **config),
         execution=ExecutionOptions(mode=Mode.ENFORCE),
@@ -54,7 +54,7 @@ async def test_compact_and_auto_on_swe_agent_trajectories(path: Path) -> None:
     )
     outcome = await auto.plan(CompactionRequest(messages, scope=SCOPE))
     if outcome.status is not Status.DECIDED:
-        assert (outcome.status, outcome.reason) == (Status.SKIPPED, "BELOW_THRESHOLD"), outcome.detail
+        assert (outcome.status, outcome.reason) == (Status.SKIPPED, "BELOW_TRIGGER"), outcome.detail
     else:
         assert outcome.adopted and outcome.plan is not None, outcome.detail
         assert await restore_offloaded(outcome.plan.messages, archive, SCOPE) == messages

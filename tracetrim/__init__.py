@@ -5,6 +5,7 @@ from tracetrim import archive, compactor, decision, formats
 from tracetrim._audit import JsonLinesObserver
 from tracetrim._errors import TracetrimError
 from tracetrim._followup import Followup, quoted_calls
+from tracetrim._public import publish
 from tracetrim._record import PairRecord, RecordDetail
 from tracetrim._scope import Scope
 from tracetrim._snapshot import SnapshotError, validate_messages
@@ -69,3 +70,5 @@ __all__ = [
     "restore_offloaded",
     "validate_messages",
 ]
+
+publish(__name__, globals())

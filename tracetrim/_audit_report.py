@@ -11,21 +11,18 @@ from tracetrim._audit import AuditInput, read_files
 from tracetrim._audit_advice import MIN_DECISIONS, Recommendation, recommend
 from tracetrim._audit_html import render_html
 from tracetrim._audit_summary import AuditSummary, PairRow, pair_rows, summarise
+from tracetrim._validators import int_in, probability
 
 
 @attrs.frozen(kw_only=True)
 class AuditOptions:
     """How to read the records: the thresholds in force, the price, the target loss rate."""
 
-    keep_threshold: float = attrs.field(
-        default=0.5, validator=[attrs.validators.ge(0.0), attrs.validators.le(1.0)]
-    )
+    keep_threshold: float = attrs.field(default=0.5, validator=probability)
     discard_threshold: float | None = None
     price_per_mtok: float | None = None
-    target_loss: float = attrs.field(
-        default=0.0, validator=[attrs.validators.ge(0.0), attrs.validators.le(1.0)]
-    )
-    min_decisions: int = attrs.field(default=MIN_DECISIONS, validator=attrs.validators.ge(1))
+    target_loss: float = attrs.field(default=0.0, validator=probability)
+    min_decisions: int = attrs.field(default=MIN_DECISIONS, validator=int_in(1))
 
 
 @attrs.frozen

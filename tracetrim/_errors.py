@@ -7,6 +7,6 @@ class TracetrimError(Exception):
     """Base of every error tracetrim raises; catch it to handle any of them.
 
     Subclasses keep a builtin mixin where it helps: `ValueError` for bad input (``SnapshotError``,
-    ``OptionsError``), `LookupError` for something missing (``ArchiveNotFoundError``), `RuntimeError`
+    ``InputError``), `LookupError` for something missing (``ArchiveNotFoundError``), `RuntimeError`
     for a failing model or service (``DecisionModelError``).
     """

@@ -9,6 +9,7 @@ from typing import Any
 import attrs
 
 from tracetrim._scope import Scope
+from tracetrim._validators import non_empty_string
 
 EVENTS = ("recalled", "used")
 """``recalled``: the agent fetched the call's archived result; ``used``: it used the result later on."""
@@ -30,11 +31,6 @@ def _event(instance: Any, attribute: attrs.Attribute[str], value: str) -> None:
         raise ValueError(f"Followup.event must be one of {', '.join(EVENTS)}, got {value!r}")
 
 
-def _call_id(instance: Any, attribute: attrs.Attribute[str], value: str) -> None:
-    if not isinstance(value, str) or not value:
-        raise ValueError(f"Followup.call_id must be a non-empty string, got {value!r}")
-
-
 @attrs.frozen(kw_only=True)
 class Followup:
     """One thing the agent did with an earlier call's result after a plan: ``recalled`` or ``used`` it.
@@ -44,7 +40,7 @@ class Followup:
     """
 
     event: str = attrs.field(validator=_event)
-    call_id: str = attrs.field(validator=_call_id)
+    call_id: str = attrs.field(validator=non_empty_string)
     scope: dict[str, str] | None = None
     archive_ref: str = ""
     at: str = attrs.field(factory=now_iso)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import secrets
 from collections.abc import Sequence
 from typing import Any
 
@@ -198,6 +199,23 @@ def _plain_copy(value: Any, depth: int) -> Any:
     raise _NotPlain
 
 
+def _copy(value: Any, *, limit_nesting: bool, sort_keys: bool) -> tuple[Any, bytes]:
+    try:
+        copied = _plain_copy(value, 1)
+        return copied, orjson.dumps(copied, option=orjson.OPT_SORT_KEYS if sort_keys else None)
+    except _TooDeep:
+        if limit_nesting:
+            raise NestingError(MAX_NESTING, _deep_path(value, MAX_NESTING)) from None
+    except (_NotPlain, orjson.JSONEncodeError, RecursionError):  # RecursionError: on a deep stack
+        if limit_nesting:
+            check_nesting(value)
+    # a type, a value or a depth only json writes (or refuses): decode what json wrote, in the
+    # value's own key order (sorted JSON would sort the copy's keys too)
+    data = compact_bytes(value)
+    copied = json.loads(data)
+    return copied, canonical_bytes(copied) if sort_keys else data
+
+
 def copy_compact(value: Any, *, limit_nesting: bool = False) -> tuple[Any, bytes]:
     """A deep copy of a JSON value and its `compact_bytes`; raises what `compact_bytes` raises.
 
@@ -207,18 +225,47 @@ def copy_compact(value: Any, *, limit_nesting: bool = False) -> tuple[Any, bytes
     With ``limit_nesting`` a value nested deeper than `MAX_NESTING` raises `NestingError`, checked
     on the way (never found by a ``RecursionError``), however it is encoded.
     """
+    return _copy(value, limit_nesting=limit_nesting, sort_keys=False)
+
+
+# Stands in for a list while the object around it is encoded; random, so no host's string equals it.
+_SLOT = f"\x00tracetrim-slot-{secrets.token_hex(16)}"
+_SLOT_JSON = orjson.dumps(_SLOT)
+
+
+def copy_canonical_items(
+    value: dict[str, Any], key: str, *, limit_nesting: bool = False
+) -> tuple[Any, bytes, list[int]]:
+    """`copy_canonical` of a JSON object whose ``value[key]`` is a list, with each item's
+    `canonical_length`, encoding it once: the items are encoded on their own and joined into the
+    object's bytes. A value only json writes is encoded again, item by item, to measure them."""
     try:
         copied = _plain_copy(value, 1)
-        return copied, orjson.dumps(copied)
-    except _TooDeep:
-        if limit_nesting:
-            raise NestingError(MAX_NESTING, _deep_path(value, MAX_NESTING)) from None
-    except (_NotPlain, orjson.JSONEncodeError, RecursionError):  # RecursionError: on a deep stack
-        if limit_nesting:
-            check_nesting(value)
-    # a type, a value or a depth only json writes (or refuses): decode what json wrote
-    data = compact_bytes(value)
-    return json.loads(data), data
+        items = [orjson.dumps(item, option=orjson.OPT_SORT_KEYS) for item in copied[key]]
+        shell = orjson.dumps({**copied, key: _SLOT}, option=orjson.OPT_SORT_KEYS)
+    except (_NotPlain, _TooDeep, orjson.JSONEncodeError, RecursionError):
+        copied, data = _copy(value, limit_nesting=limit_nesting, sort_keys=True)
+        return copied, data, canonical_lengths(copied[key])
+    joined = b"".join((b"[", b",".join(items), b"]"))
+    return copied, shell.replace(_SLOT_JSON, joined, 1), [text_length(item) for item in items]
+
+
+def plain_copy(value: Any) -> Any | None:
+    """The copy `copy_compact` makes of a value orjson writes exactly, made without encoding it;
+    None for any other value (a type or number only json writes, or nesting past `MAX_NESTING`)."""
+    try:
+        return _plain_copy(value, 1)
+    except (_NotPlain, _TooDeep, RecursionError):
+        return None
+
+
+def copy_canonical(value: Any, *, limit_nesting: bool = False) -> tuple[Any, bytes]:
+    """`copy_compact`, but with the value's `canonical_bytes`: the copy keeps the value's key order.
+
+    Where orjson writes the value exactly (almost always) it is encoded once; a value only json
+    writes is encoded twice, once to copy it and once sorted.
+    """
+    return _copy(value, limit_nesting=limit_nesting, sort_keys=True)
 
 
 def canonical_bytes(value: Any) -> bytes:

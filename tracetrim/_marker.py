@@ -32,7 +32,7 @@ _MAX_LISTED_CALLS = 20
 
 _SHORTENED_NOTE = re.compile(
     re.escape(MARKER_PREFIX) + r".* call (?P<call_id>\S+) was shortened from (?P<chars>\d+) to \d+ "
-    r"characters(?: \(kept \d+ of \d+ lines\))?\. "
+    r"characters(?: \(kept \d+ of \d+ lines\))?(?:; every line of it is in the later result of call \S+)?\. "
     r"(?:The full result is archived under reference (?P<ref>[0-9a-f]{64});|"
     r"The full result was not archived\.)",
     re.DOTALL,
@@ -55,9 +55,11 @@ def shortened_note(
     kept_chars: int,
     archive_ref: str,
     lines: tuple[int, int] | None = None,
+    repeated_in: str | None = None,
 ) -> str:
     """The note left where a result was cut: what, how much (``lines``: kept and total lines of an
-    excerpt), where the original is, what to do."""
+    excerpt; ``repeated_in``: the call whose later result shows every line of it), where the original
+    is, what to do."""
     where = (
         f"The full result is archived under reference {archive_ref}; recall it by call id {call_id} "
         "instead of running the tool again."
@@ -65,9 +67,10 @@ def shortened_note(
         else "The full result was not archived."
     )
     kept_lines = f" (kept {lines[0]} of {lines[1]} lines)" if lines else ""
+    repeated = f"; every line of it is in the later result of call {repeated_in}" if repeated_in else ""
     return (
         f"{MARKER_PREFIX}{tool} call {call_id} was shortened from "
-        f"{original_chars} to {kept_chars} characters{kept_lines}. {where}]"
+        f"{original_chars} to {kept_chars} characters{kept_lines}{repeated}. {where}]"
     )
 
 

@@ -6,26 +6,27 @@ from typing import Any
 
 import attrs
 
+from tracetrim._validators import FieldTypeError, FieldValueError
+
 MAX_SCOPE_PART_CHARS = 512
 
 
 def _check_part(instance: Any, attribute: attrs.Attribute[str], value: str) -> None:
+    where = {"owner": "Scope", "field": attribute.name}
     if not isinstance(value, str):
-        raise TypeError(f"Scope.{attribute.name} must be a string, got {type(value).__name__}")
+        raise FieldTypeError(f"must be a string, got {type(value).__name__}", **where)
     if not value:
-        raise ValueError(f"Scope.{attribute.name} must not be empty")
+        raise FieldValueError("must not be empty", **where)
     if len(value) > MAX_SCOPE_PART_CHARS:
-        raise ValueError(
-            f"Scope.{attribute.name} is {len(value)} characters; at most {MAX_SCOPE_PART_CHARS} allowed"
-        )
+        raise FieldValueError(f"is {len(value)} characters; at most {MAX_SCOPE_PART_CHARS} allowed", **where)
     if "\x00" in value:
-        raise ValueError(f"Scope.{attribute.name} must not contain NUL")
+        raise FieldValueError("must not contain NUL", **where)
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
         # Archives key and store the scope as UTF-8: refused here, not as a confusing save error.
-        raise ValueError(
-            f"Scope.{attribute.name} cannot be encoded as UTF-8 (a lone surrogate at character {exc.start})"
+        raise FieldValueError(
+            f"cannot be encoded as UTF-8 (a lone surrogate at character {exc.start})", **where
         ) from None
 
 

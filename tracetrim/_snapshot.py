@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 import hashlib
+from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 from tracetrim._errors import TracetrimError
-from tracetrim._json import MAX_NESTING, NestingError, compact_bytes, copy_compact, text_length
+from tracetrim._json import (
+    MAX_NESTING,
+    NestingError,
+    canonical_bytes,
+    compact_bytes,
+    copy_canonical_items,
+    copy_compact,
+    plain_copy,
+    text_length,
+)
 
 Message = dict[str, Any]
 """One neutral message: ``{"id", "role", "name", "content": [block, ...], "metadata"}``."""
@@ -175,63 +185,208 @@ def unencodable_error(messages: Sequence[Any]) -> SnapshotError:
     return SnapshotError("history is not JSON-serialisable")
 
 
+Frame = tuple[bytes, bytes]
+"""What a history's JSON is framed by: the bytes before its first message and after its last."""
+
+LIST_FRAME: Frame = (b"[", b"]")
+"""The frame of the history as a bare JSON list."""
+
+
+def _extended(numbers: array[int], more: Sequence[int]) -> array[int]:
+    """``numbers`` with ``more`` appended: in place while they fit its item size, else in a copy of
+    eight-byte items (4 bytes an item serve every realistic history, at half the memory)."""
+    length = len(numbers)
+    try:
+        numbers.extend(more)
+    except OverflowError:
+        del numbers[length:]
+        numbers = array("Q", numbers)
+        numbers.extend(more)
+    return numbers
+
+
+class BlockSizes:
+    """Characters of each block's canonical JSON, for every message of a history, stored flat.
+
+    Made while the history is copied (each block is encoded on its own and joined into its message's
+    JSON), so that measuring a pair's blocks later encodes nothing; a flat array holds them in a few
+    bytes each rather than a list of ints per message.
+    """
+
+    __slots__ = ("_flat", "_starts")
+
+    def __init__(self) -> None:
+        self._flat = array("I")
+        self._starts = array("I")
+
+    def append(self, sizes: Sequence[int]) -> None:
+        """Add the next message's block sizes."""
+        self._starts = _extended(self._starts, (len(self._flat),))
+        if sizes:
+            self._flat = _extended(self._flat, sizes)
+
+    def of(self, message: int, block: int) -> int:
+        """Characters of block ``block`` of message ``message``."""
+        return self._flat[self._starts[message] + block]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, BlockSizes):
+            return NotImplemented
+        return self._flat == other._flat and self._starts == other._starts
+
+    __hash__ = None  # type: ignore[assignment]  # mutable while a history is copied
+
+
 class Copied(NamedTuple):
-    """A validated private copy of a history, measured while it was made."""
+    """A validated private copy of a history, measured and fingerprinted while it was made."""
 
     messages: list[Message]
-    sizes: list[int]
-    """Characters of each message's compact (and so of its canonical) JSON."""
+    sizes: Sequence[int]
+    """Characters of each message's canonical JSON (an array: a history may hold a million)."""
     digest: bytes
-    """SHA-256 of the history's compact JSON (UTF-8): `history_digest` of the original."""
+    """SHA-256 of the history's canonical JSON (UTF-8) in its frame: `history_digest` of the original."""
+    encoded: list[bytes] | None = None
+    """Each message's canonical JSON, when asked to keep it (to store the history without encoding it
+    again)."""
+    blocks: BlockSizes | None = None
+    """Characters of each block's canonical JSON."""
 
     @property
     def chars(self) -> int:
-        """Characters of the whole history's compact (and canonical) JSON."""
+        """Characters of the whole history's canonical JSON."""
         return sum(self.sizes) + 2 + max(len(self.sizes) - 1, 0)
 
 
-def _list_digest(items: Iterable[bytes]) -> bytes:
-    """SHA-256 of the JSON list whose items are ``items`` (compact JSON each), made item by item."""
-    digest = hashlib.sha256(b"[")
+def _framed_digest(items: Iterable[bytes], frame: Frame) -> bytes:
+    """SHA-256 of ``frame[0] + b",".join(items) + frame[1]``, made item by item."""
+    digest = hashlib.sha256(frame[0])
     for n, item in enumerate(items):
         if n:
             digest.update(b",")
         digest.update(item)
-    digest.update(b"]")
+    digest.update(frame[1])
     return digest.digest()
 
 
-def history_digest(messages: Sequence[Any]) -> bytes:
-    """SHA-256 of ``compact_bytes(list(messages))``, encoded message by message (never whole).
+def framed(items: Sequence[bytes], frame: Frame = LIST_FRAME) -> bytes:
+    """``frame[0] + b",".join(items) + frame[1]``, copied once."""
+    parts = [frame[0]]
+    for n, item in enumerate(items):
+        if n:
+            parts.append(b",")
+        parts.append(item)
+    parts.append(frame[1])
+    return b"".join(parts)
+
+
+def history_digest(messages: Sequence[Any], frame: Frame = LIST_FRAME) -> bytes:
+    """SHA-256 of the canonical JSON of ``list(messages)`` in ``frame``, encoded message by message.
 
     Raises ``TypeError`` or ``ValueError`` for a history JSON cannot carry.
     """
-    return _list_digest(compact_bytes(message) for message in messages)
+    return _framed_digest((canonical_bytes(message) for message in messages), frame)
 
 
-def copy_messages(messages: Any) -> Copied:
+def same_encoding(messages: Sequence[Any], encoded: Sequence[bytes]) -> bool:
+    """True when each of ``messages`` still has the canonical JSON ``encoded`` holds for it.
+
+    Stops at the first difference; a history JSON cannot carry is not the same.
+    """
+    if len(messages) != len(encoded):
+        return False
+    try:
+        return all(canonical_bytes(message) == data for message, data in zip(messages, encoded, strict=True))
+    except (TypeError, ValueError):
+        return False
+
+
+class EncodedHistory(list[Message]):
+    """A history (a list of messages) carrying each message's canonical JSON as ``encoded`` (and the
+    characters of each of its blocks' as ``blocks``).
+
+    Made by `encode_each` for a caller that had to encode the history anyway (an adapter measuring it
+    against its trigger): `copy_messages` then copies it without encoding it again. The bytes are
+    trusted to be the messages' own, so the history must not change between the two.
+    """
+
+    __slots__ = ("blocks", "encoded")
+
+    def __init__(
+        self, messages: Iterable[Message], encoded: Sequence[bytes], blocks: Sequence[Sequence[int]]
+    ) -> None:
+        super().__init__(messages)
+        self.encoded = list(encoded)
+        self.blocks = list(blocks)
+
+
+def _encoded_message(message: Any) -> tuple[bytes, Sequence[int]]:
+    if isinstance(message, dict) and isinstance(message.get("content"), list):
+        _, data, blocks = copy_canonical_items(message, "content")
+        return data, blocks
+    return canonical_bytes(message), ()  # not a message: copy_messages refuses it before its bytes
+
+
+def encode_each(messages: Sequence[Message]) -> EncodedHistory:
+    """``messages`` as an `EncodedHistory`; raises ``TypeError``/``ValueError`` for one JSON cannot carry."""
+    encoded = [_encoded_message(message) for message in messages]
+    return EncodedHistory(messages, [data for data, _ in encoded], [blocks for _, blocks in encoded])
+
+
+def encoded_length(history: EncodedHistory) -> int:
+    """Bytes of the canonical JSON of the whole history (UTF-8), counted from its pieces."""
+    return sum(map(len, history.encoded)) + 2 + max(len(history.encoded) - 1, 0)
+
+
+def _given_encoding(messages: Any) -> EncodedHistory | None:
+    if (
+        type(messages) is EncodedHistory
+        and len(messages.encoded) == len(messages)
+        and len(messages.blocks) == len(messages)
+    ):
+        return messages
+    return None
+
+
+def copy_messages(messages: Any, *, frame: Frame = LIST_FRAME, keep_encoded: bool = False) -> Copied:
     """Validate ``messages`` and return a deep copy, each message's size and the history's digest.
 
-    The copy is what a JSON round trip gives (`tracetrim._json.copy_compact`), which proves the history
-    is plain JSON; key order is preserved so unknown fields survive exactly as the host wrote them.
-    Each message is copied and encoded on its own, so the history's JSON never exists whole.
+    The copy is what a JSON round trip gives (`tracetrim._json.copy_canonical`), which proves the
+    history is plain JSON; key order is preserved so unknown fields survive exactly as the host wrote
+    them. Each message is copied and encoded (canonically) once, on its own (not at all when
+    ``messages`` is an `EncodedHistory`), so the history's JSON never exists whole. With
+    ``keep_encoded`` the pieces are kept, and the digest in ``frame`` is the one a store of that
+    framed JSON needs (an archive's reference): nothing is encoded or hashed twice.
     """
     check_messages(messages)
     copied: list[Message] = []
-    sizes: list[int] = []
+    sizes = array("I")
+    kept: list[bytes] | None = [] if keep_encoded else None
+
+    given = _given_encoding(messages)
+    blocks = BlockSizes()
 
     def encoded() -> Iterator[bytes]:
-        for message in messages:
-            copy, data = copy_compact(message, limit_nesting=True)
+        nonlocal sizes
+        for n, message in enumerate(messages):
+            if given is not None and (copy := plain_copy(message)) is not None:
+                data, block_sizes = given.encoded[n], given.blocks[n]
+            else:
+                copy, data, block_sizes = copy_canonical_items(message, "content", limit_nesting=True)
             copied.append(copy)
-            sizes.append(text_length(data))
+            try:
+                sizes.append(text_length(data))
+            except OverflowError:  # a message of 4 GB or more
+                sizes = _extended(sizes, (text_length(data),))
+            blocks.append(block_sizes)
+            if kept is not None:
+                kept.append(data)
             yield data
 
     try:
-        digest = _list_digest(encoded())
+        digest = _framed_digest(encoded(), frame)
     except (TypeError, ValueError):
         raise unencodable_error(messages) from None
-    return Copied(copied, sizes, digest)
+    return Copied(copied, sizes, digest, kept, blocks)
 
 
 def validate_messages(messages: Any) -> list[Message]:

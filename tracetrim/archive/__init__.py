@@ -1,5 +1,6 @@
 """Archives of whole histories (file, memory, SQLite, Redis, PostgreSQL, by URL) and restore helpers."""
 
+from tracetrim._public import publish
 from tracetrim.archive._calls import CallBlocks, restore_calls
 from tracetrim.archive._errors import (
     ArchiveCorruptedError,
@@ -20,6 +21,8 @@ from tracetrim.archive._protocol import (
     SNAPSHOT_VERSION,
     Archive,
     ArchiveEntry,
+    EncodedSnapshot,
+    EncodedSnapshotArchive,
     check_ref,
     snapshot_document,
     snapshot_ref,
@@ -45,6 +48,8 @@ __all__ = [
     "ArchiveUrlError",
     "CallBlocks",
     "CallNotFoundError",
+    "EncodedSnapshot",
+    "EncodedSnapshotArchive",
     "FileArchive",
     "InvalidReferenceError",
     "KeyValueArchive",
@@ -66,3 +71,5 @@ __all__ = [
     "snapshot_document",
     "snapshot_ref",
 ]
+
+publish(__name__, globals())

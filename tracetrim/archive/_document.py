@@ -6,21 +6,20 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-import attrs
-
 from tracetrim._json import canonical_bytes, sha256_hex
 from tracetrim._scope import Scope
 from tracetrim._snapshot import Message, SnapshotError, check_messages, unencodable_error
 from tracetrim.archive._errors import ArchiveCorruptedError, ArchiveLimitError, ScopeMismatchError
-from tracetrim.archive._protocol import SNAPSHOT_VERSION, scope_label, snapshot_document
+from tracetrim.archive._protocol import SNAPSHOT_VERSION, EncodedSnapshot, scope_label, snapshot_document
 
-
-@attrs.frozen
-class EncodedSnapshot:
-    """A history ready to store: its canonical bytes and their SHA-256 reference."""
-
-    ref: str
-    data: bytes
+__all__ = [
+    "EncodedSnapshot",
+    "check_encoded",
+    "check_size",
+    "decode_snapshot",
+    "encode_history",
+    "encode_snapshot",
+]
 
 
 def encode_history(scope: Scope, messages: Sequence[Message], max_bytes: int) -> bytes:
@@ -45,6 +44,15 @@ def encode_snapshot(scope: Scope, messages: Sequence[Message], max_bytes: int) -
     """Validate and encode a history with its reference; refuse it before any write if too large."""
     data = encode_history(scope, messages, max_bytes)
     return EncodedSnapshot(ref=sha256_hex(data), data=data)
+
+
+def check_encoded(scope: Scope, snapshot: EncodedSnapshot, max_bytes: int) -> None:
+    """Refuse already encoded snapshot bytes larger than ``max_bytes`` before any write."""
+    if len(snapshot.data) > max_bytes:
+        raise ArchiveLimitError(
+            f"snapshot {snapshot.ref} for {scope_label(scope)} is {len(snapshot.data)} bytes;"
+            f" the limit is {max_bytes}"
+        )
 
 
 def check_size(scope: Scope, ref: str, size: int, max_bytes: int) -> None:

@@ -19,7 +19,13 @@ from typing import TypeVar
 from tracetrim._json import sha256_hex
 from tracetrim._scope import Scope
 from tracetrim._snapshot import Message
-from tracetrim.archive._document import EncodedSnapshot, check_size, decode_snapshot, encode_history
+from tracetrim.archive._document import (
+    EncodedSnapshot,
+    check_encoded,
+    check_size,
+    decode_snapshot,
+    encode_history,
+)
 from tracetrim.archive._errors import (
     ArchiveCorruptedError,
     ArchiveError,
@@ -279,6 +285,13 @@ class FileArchive:
         hashing = _hashers().submit(sha256_hex, data)
         self._store(scope, data, hashing)
         return hashing.result()
+
+    async def save_encoded(self, scope: Scope, snapshot: EncodedSnapshot) -> str:
+        """Store a snapshot already encoded and hashed (see `EncodedSnapshotArchive`); return its ref."""
+        check_ref(snapshot.ref)
+        check_encoded(scope, snapshot, self.max_bytes)
+        await self._put(scope, snapshot)
+        return snapshot.ref
 
     async def _put(self, scope: Scope, snap: EncodedSnapshot) -> None:
         """Store already encoded snapshot bytes (split from `save` so benchmarks can time the I/O)."""

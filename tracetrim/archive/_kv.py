@@ -8,7 +8,7 @@ from typing import TypeVar
 
 from tracetrim._scope import Scope
 from tracetrim._snapshot import Message
-from tracetrim.archive._document import EncodedSnapshot, decode_snapshot, encode_snapshot
+from tracetrim.archive._document import EncodedSnapshot, check_encoded, decode_snapshot, encode_snapshot
 from tracetrim.archive._errors import ArchiveCorruptedError, ArchiveError, ArchiveNotFoundError
 from tracetrim.archive._protocol import DEFAULT_MAX_BYTES, ArchiveEntry, check_ref, scope_key, scope_label
 from tracetrim.archive._store import KeyValueStore
@@ -64,6 +64,13 @@ class KeyValueArchive:
         snap = await asyncio.to_thread(encode_snapshot, scope, messages, self.max_bytes)
         await self._put(scope, snap)
         return snap.ref
+
+    async def save_encoded(self, scope: Scope, snapshot: EncodedSnapshot) -> str:
+        """Store a snapshot already encoded and hashed (see `EncodedSnapshotArchive`); return its ref."""
+        check_ref(snapshot.ref)
+        check_encoded(scope, snapshot, self.max_bytes)
+        await self._put(scope, snapshot)
+        return snapshot.ref
 
     async def _put(self, scope: Scope, snap: EncodedSnapshot) -> None:
         """Store already encoded snapshot bytes (split from `save` so benchmarks can time the I/O).

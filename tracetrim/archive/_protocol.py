@@ -8,7 +8,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
-from tracetrim._json import digest
+from tracetrim._json import canonical_bytes, digest
 from tracetrim._scope import Scope
 from tracetrim._snapshot import Message
 from tracetrim.archive._errors import ArchiveError, InvalidReferenceError
@@ -19,10 +19,13 @@ __all__ = [
     "Archive",
     "ArchiveEntry",
     "ArchiveError",
+    "EncodedSnapshot",
+    "EncodedSnapshotArchive",
     "check_ref",
     "scope_key",
     "scope_label",
     "snapshot_document",
+    "snapshot_frame",
     "snapshot_ref",
 ]
 
@@ -35,6 +38,17 @@ _REF = re.compile(r"[0-9a-f]{64}")
 def snapshot_document(scope: Scope, messages: Sequence[Message]) -> dict[str, Any]:
     """The archived document: format version, scope and the full history."""
     return {"version": SNAPSHOT_VERSION, "scope": scope.as_dict(), "messages": list(messages)}
+
+
+def snapshot_frame(scope: Scope) -> tuple[bytes, bytes]:
+    """The canonical snapshot document's bytes before its first message and after its last.
+
+    ``head + b",".join(canonical_bytes(m) for m in messages) + tail`` is
+    ``canonical_bytes(snapshot_document(scope, messages))`` (sorted keys put ``messages`` first), so a
+    history encoded message by message is stored and referenced without being encoded again.
+    """
+    tail = b'],"scope":' + canonical_bytes(scope.as_dict()) + b',"version":' + b"%d}" % SNAPSHOT_VERSION
+    return b'{"messages":[', tail
 
 
 def snapshot_ref(scope: Scope, messages: Sequence[Message]) -> str:
@@ -71,6 +85,14 @@ class ArchiveEntry:
     created_at: float
 
 
+@attrs.frozen
+class EncodedSnapshot:
+    """A history ready to store: its canonical snapshot bytes and their SHA-256 reference."""
+
+    ref: str
+    data: bytes = attrs.field(repr=lambda data: f"<{len(data)} bytes>")
+
+
 @runtime_checkable
 class Archive(Protocol):
     """Durable, content-addressed storage of whole histories, one namespace per `Scope`."""
@@ -93,4 +115,19 @@ class Archive(Protocol):
 
     async def delete(self, scope: Scope, ref: str) -> bool:
         """Remove a snapshot; True when something was removed."""
+        ...
+
+
+@runtime_checkable
+class EncodedSnapshotArchive(Archive, Protocol):
+    """An `Archive` that can also store a snapshot its caller has already encoded and hashed.
+
+    The runner stores an original history this way: it encoded and hashed each message once while
+    copying it, so the archive neither encodes nor hashes the history again. `FileArchive` and
+    `KeyValueArchive` are both.
+    """
+
+    async def save_encoded(self, scope: Scope, snapshot: EncodedSnapshot) -> str:
+        """Store ``snapshot`` (``canonical_bytes(snapshot_document(scope, messages))`` and its SHA-256
+        hex); return its reference. Refuses it, as `save` would, when larger than the archive allows."""
         ...

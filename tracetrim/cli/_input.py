@@ -9,8 +9,10 @@ from typing import Any
 
 import attrs
 
+from tracetrim._input_convert import InputError, structure_input
 from tracetrim.cli._errors import CliError
-from tracetrim.compactor._options import REQUEST_FIELDS
+from tracetrim.compactor import CompactorConfig
+from tracetrim.compactor._options import REQUEST_FIELDS, RequestFields
 from tracetrim.formats import (
     HISTORY_FORMATS,
     FormatError,
@@ -23,7 +25,8 @@ from tracetrim.formats import (
 @attrs.frozen
 class HistoryFile:
     """One history read from disk or stdin: its messages as the file has them, its format, and whatever
-    request fields (and other keys, such as Anthropic's ``system``) the file carried."""
+    request fields (and other keys, such as Anthropic's ``system``) the file carried; ``options`` is
+    the file's ``options`` as a `CompactorConfig` (None when it has none)."""
 
     source: str
     messages: list[Any]
@@ -34,7 +37,7 @@ class HistoryFile:
     eligible_tools: tuple[str, ...] = ()
     protected_message_ids: tuple[str, ...] = ()
     protected_call_ids: tuple[str, ...] = ()
-    options: dict[str, Any] = attrs.field(factory=dict)
+    options: CompactorConfig | None = None
 
     @property
     def stem(self) -> str:
@@ -42,13 +45,6 @@ class HistoryFile:
         base, _, item = self.source.partition("[")
         name = "stdin" if base == "stdin" else Path(base).name.split(".")[0]
         return f"{name}-{item.rstrip(']')}" if item else name
-
-
-def _strings(data: dict[str, Any], key: str, source: str) -> tuple[str, ...]:
-    value = data.get(key, [])
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise CliError(f"{source}: {key!r} must be a list of strings")
-    return tuple(value)
 
 
 def _load(source: str) -> tuple[str, Any]:
@@ -71,23 +67,21 @@ def _history(name: str, data: Any, fmt: str) -> HistoryFile:
         return HistoryFile(name, data, fmt)
     if not isinstance(data, dict) or not isinstance(data.get(key), list):
         raise CliError(f"{name}: expected a list of {fmt} messages or an object with a {key!r} list")
-    for field in ("goal", "next_action"):
-        if not isinstance(data.get(field, ""), str):
-            raise CliError(f"{name}: {field!r} must be a string")
-    options = data.get("options", {})
-    if not isinstance(options, dict):
-        raise CliError(f"{name}: 'options' must be an object")
+    try:
+        request = structure_input({k: v for k, v in data.items() if k in REQUEST_FIELDS}, RequestFields)
+    except InputError as exc:
+        raise CliError(f"{name}: {exc}") from None
     return HistoryFile(
         name,
         data[key],
         fmt,
         fields={k: v for k, v in data.items() if k != key and k not in REQUEST_FIELDS},
-        goal=data.get("goal", ""),
-        next_action=data.get("next_action", ""),
-        eligible_tools=_strings(data, "eligible_tool_names", name),
-        protected_message_ids=_strings(data, "protected_message_ids", name),
-        protected_call_ids=_strings(data, "protected_call_ids", name),
-        options=options,
+        goal=request.goal or "",
+        next_action=request.next_action or "",
+        eligible_tools=request.eligible_tool_names or (),
+        protected_message_ids=request.protected_message_ids or (),
+        protected_call_ids=request.protected_call_ids or (),
+        options=request.options,
     )
 
 

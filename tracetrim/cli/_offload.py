@@ -26,13 +26,22 @@ from tracetrim.decision._env import load_environment
 
 # flag, the OffloadConfig field it sets, its help; the field's default gives the type
 _SIZE_OPTIONS = (
-    ("--max-total-tokens", "max_total_tokens", "do nothing at or below this many tokens"),
+    ("--trigger-tokens", "trigger_tokens", "do nothing at or below this many tokens"),
     ("--max-tool-message-tokens", "max_tool_message_tokens", "offload tool results above this"),
     ("--keep-recent", "keep_recent_count", "compact leaves the last N messages alone"),
     ("--compress-keep-recent", "compress_keep_recent_count", "compress leaves the last N messages alone"),
-    ("--preview-chars", "preview_chars", "characters of an offloaded result kept as preview"),
+    ("--preview-chars", "preview_chars", "head and tail characters an offloaded result keeps"),
+    (
+        "--excerpt-chars",
+        "excerpt_chars",
+        "characters of the lines that matter an offloaded result keeps between head and tail (0: none)",
+    ),
     ("--group-tokens", "group_token_threshold", "largest message group summarised at once"),
-    ("--ratio", "compact_ratio_threshold", "auto compresses when tokens after compact / before exceed R"),
+    (
+        "--ratio",
+        "compact_ratio_threshold",
+        "without --target-tokens: auto compresses when tokens after compact / before exceed R",
+    ),
 )
 
 
@@ -64,7 +73,7 @@ def _strategy(args: argparse.Namespace) -> tuple[OffloadStrategy, Archive | None
     archive, scope = opened if opened is not None else (None, None)
     try:
         sizes = {field: getattr(args, field) for _, field, _ in _SIZE_OPTIONS}
-        config = OffloadConfig(mode=args.mode, **sizes)
+        config = OffloadConfig(mode=args.mode, target_tokens=args.target_tokens, **sizes)
     except (TypeError, ValueError) as exc:
         raise CliError(str(exc)) from None
     mode = Mode.ENFORCE if archive is not None else Mode.SHADOW
@@ -143,6 +152,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             metavar="R" if isinstance(default, float) else "N",
             help=f"{text} (default %(default)s)",
         )
+    parser.add_argument(
+        "--target-tokens",
+        type=non_negative_int,
+        metavar="N",
+        help="once over --trigger-tokens, work down to N tokens and stop, oldest first "
+        "(default: apply every rule in full)",
+    )
+    # The former name of --trigger-tokens, still accepted (as OffloadConfig.max_total_tokens is).
+    parser.add_argument(
+        "--max-total-tokens",
+        dest="trigger_tokens",
+        type=non_negative_int,
+        default=argparse.SUPPRESS,
+        help=argparse.SUPPRESS,
+    )
     parser.add_argument("--goal", default="", help="the agent's goal, given to the summary model")
     parser.add_argument("--protect-message", action="append", metavar="ID", help="a message id to keep")
     parser.add_argument("--protect-call", action="append", metavar="ID", help="a call id to keep")

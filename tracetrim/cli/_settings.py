@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
+import attrs
+
+from tracetrim._validators import FieldValueError
 from tracetrim.cli._errors import CliError
 from tracetrim.compactor import CompactorConfig
-from tracetrim.compactor._options import OptionsError, config_from_options
 
 
 def add_config_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,10 +34,11 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def build_config(
-    args: argparse.Namespace, options: Mapping[str, Any], eligible: Iterable[str]
+    args: argparse.Namespace, options: CompactorConfig | None, eligible: Iterable[str]
 ) -> CompactorConfig:
-    """A config from file ``options`` overridden by flags; a bad value is one clear CLI error."""
-    values: dict[str, Any] = dict(options)
+    """The request file's ``options`` (already validated) overridden by flags; a bad flag value is one
+    clear CLI error naming the setting."""
+    values: dict[str, Any] = {}
     names = set(eligible)
     if args.eligible_tools:
         names = {name.strip() for name in args.eligible_tools.split(",") if name.strip()}
@@ -48,6 +51,6 @@ def build_config(
         if getattr(args, flag, None) is not None:
             values[field] = getattr(args, flag)
     try:
-        return config_from_options(values, names)
-    except OptionsError as exc:
+        return attrs.evolve(options or CompactorConfig(), eligible_tools=names, **values)
+    except FieldValueError as exc:
         raise CliError(str(exc)) from None

@@ -1,5 +1,6 @@
 """The planner: pure, deterministic stages and the one orchestrator, `Compactor`."""
 
+from tracetrim._public import publish
 from tracetrim._record import Record
 from tracetrim.compactor._compactor import Compactor
 from tracetrim.compactor._config import CompactorConfig, ExecutionOptions, Mode
@@ -42,3 +43,5 @@ __all__ = [
     "Summary",
     "restore_offloaded",
 ]
+
+publish(__name__, globals())

@@ -17,6 +17,7 @@ from tracetrim.compactor._outcome import Action
 from tracetrim.compactor._pairs import Pair
 from tracetrim.compactor._policy import decide
 from tracetrim.compactor._rebuild import Shortening, rebuild
+from tracetrim.compactor._repeats import REPEATED, repeated_results
 
 CACHE_CAP = "cache_cap"
 """Why a candidate before the `cache_boundary` is kept: changing it would rewrite more cached tokens
@@ -25,10 +26,12 @@ than ``max_cache_rewrite_tokens`` allows."""
 
 @attrs.frozen
 class Chosen:
-    """Every candidate's action and reason, and how the rebuild shortens results."""
+    """Every candidate's action and reason, how the rebuild shortens results, and which shortened
+    results point to a later copy (pair key -> that copy's call id)."""
 
     actions: dict[str, tuple[Action, str]]
     shortening: Shortening
+    pointers: dict[str, str] = attrs.field(factory=dict)
 
 
 def choose_actions(
@@ -58,7 +61,7 @@ def choose_actions(
         budget = plan_budget(
             costs, tokens=sum(tokens), target=config.target_tokens, drop_confident=config.drop_confident
         )
-        return Chosen({**actions, **budget.actions}, shortening)
+        return _with_pointers(Chosen({**actions, **budget.actions}, shortening), pairs, changeable, config)
     for pair in changeable:
         actions[pair.key] = decide(
             probabilities[f"call_{pair.key}"],
@@ -68,7 +71,22 @@ def choose_actions(
         )
     if config.excerpt_chars and any(action is Action.DROP_RESULT for action, _ in actions.values()):
         shortening = _with_excerpts(shortening, config, messages)
-    return Chosen(actions, shortening)
+    return _with_pointers(Chosen(actions, shortening), pairs, changeable, config)
+
+
+def _with_pointers(
+    chosen: Chosen, pairs: Sequence[Pair], changeable: Sequence[Pair], config: CompactorConfig
+) -> Chosen:
+    """``chosen`` with every changeable result that a later whole result repeats made a pointer to it:
+    nothing is lost, so it goes whatever the thresholds or the budget said (``deduplicate``)."""
+    if not config.deduplicate:
+        return chosen
+    found = repeated_results(pairs, chosen.actions, {pair.key for pair in changeable})
+    if not found:
+        return chosen
+    actions = {**chosen.actions, **{key: (Action.DROP_RESULT, REPEATED) for key in found}}
+    pointers = {key: later.call_id for key, later in found.items()}
+    return attrs.evolve(chosen, actions=actions, pointers=pointers)
 
 
 def _with_excerpts(shortening: Shortening, config: CompactorConfig, messages: list[Message]) -> Shortening:

@@ -10,6 +10,7 @@ from typing import Any
 import attrs
 
 from tracetrim._errors import TracetrimError
+from tracetrim._validators import is_count, is_real
 from tracetrim.compactor._batches import Batch
 from tracetrim.decision import DecisionModel, DecisionResponse, Usage
 
@@ -35,7 +36,7 @@ class Answers:
 
 def probability(name: str, value: Any) -> float:
     """``value`` as a probability, or `InvalidAnswer` naming the answer and what is wrong."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if not is_real(value):
         raise InvalidAnswer(f"answer {name!r} is {type(value).__name__} {value!r}, not a probability")
     number = float(value)
     if not math.isfinite(number) or not 0.0 <= number <= 1.0:
@@ -61,7 +62,7 @@ def check_response(batch: Batch, response: Any) -> dict[str, float]:
 
 def _retries(response: DecisionResponse) -> int:
     value = response.metadata.get("retries", 0) if isinstance(response.metadata, Mapping) else 0
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+    return value if is_count(value) and value > 0 else 0
 
 
 async def ask(

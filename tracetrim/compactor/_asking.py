@@ -17,6 +17,7 @@ from tracetrim._tokens import TokenCounter
 from tracetrim.compactor._answers import InvalidAnswer, ModelFailed, ask
 from tracetrim.compactor._batches import RequestOverBudget, make_batches
 from tracetrim.compactor._config import CompactorConfig
+from tracetrim.compactor._excerpt import offer_census
 from tracetrim.compactor._judging import history_view, judge_history, stated_plan
 from tracetrim.compactor._observation import StateOverBudget, default_goal, default_next_action, observe
 from tracetrim.compactor._outcome import Outcome, Reason, Status
@@ -60,15 +61,17 @@ async def judge(
     """Both probabilities of every candidate, or the ERROR outcome naming what went wrong."""
     goal = request.goal or default_goal(messages)
     if isinstance(model, HistoryJudge):
-        view = history_view(
-            messages, pairs, goal=goal, next_action=request.next_action or stated_plan(messages)
-        )
+        next_action = request.next_action or stated_plan(messages)
+        view = history_view(messages, pairs, goal=goal, next_action=next_action, census=True)
         try:
-            return Judged(judge_history(model, view), stage=WHOLE_HISTORY)
+            judged = Judged(judge_history(model, view), stage=WHOLE_HISTORY)
         except ModelFailed as exc:
             return _error(Reason.MODEL_ERROR, str(exc))
         except InvalidAnswer as exc:
             return _error(Reason.INVALID_ANSWER, str(exc))
+        if view.census is not None:
+            offer_census(messages, view.census)
+        return judged
     next_action = request.next_action or default_next_action(messages)
     try:
         observation = observe(

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 import attrs
 
 from tracetrim._record import make_record
-from tracetrim._snapshot import Message
 from tracetrim._tokens import estimate_tokens
 from tracetrim.archive import Archive
 from tracetrim.compactor._actions import choose_actions
@@ -102,10 +101,10 @@ class Compactor(Strategy):
         if config.trigger_tokens is not None and tokens <= config.trigger_tokens:
             kept = {pair.key: (Action.KEEP, BELOW_TRIGGER) for pair in candidates}
             detail = f"the history holds {tokens:,} tokens; trigger_tokens is {config.trigger_tokens:,}"
-            return _skipped(Reason.BELOW_TRIGGER, detail, messages, pairs, kept, base)
+            return _skipped(Reason.BELOW_TRIGGER, detail, transcript, pairs, kept, base)
         if not candidates:
             return _skipped(
-                Reason.NO_CANDIDATES, "no pair is eligible for compaction", messages, pairs, {}, base
+                Reason.NO_CANDIDATES, "no pair is eligible for compaction", transcript, pairs, {}, base
             )
 
         judged = await judge(
@@ -141,6 +140,7 @@ class Compactor(Strategy):
                 archive_ref=ref,
                 shortening=chosen.shortening,
                 tombstones=config.tombstones,
+                pointers=chosen.pointers,
             )
             after_tokens = rebuilt_tokens(messages, rebuilt.messages, per_message, count)
             tokens_after = sum(after_tokens)
@@ -159,7 +159,7 @@ class Compactor(Strategy):
                 cache_rewrite_tokens=rewrite_tokens(messages, rebuilt.messages, after_tokens),
             )
             decisions = pair_decisions(
-                messages, pairs, rebuilt.applied, rebuilt.chars_after, judged.probabilities
+                messages, pairs, rebuilt.applied, rebuilt.chars_after, judged.probabilities, transcript.blocks
             )
             plan = Plan(messages=rebuilt.messages, decisions=decisions, stats=with_reduction(stats))
             return Proposal(plan, "")
@@ -195,11 +195,12 @@ class Compactor(Strategy):
 def _skipped(
     reason: Reason,
     detail: str,
-    messages: list[Message],
+    transcript: Transcript,
     pairs: list[Pair],
     kept: dict[str, tuple[Action, str]],
     stats: PlanStats,
 ) -> Outcome:
-    decisions = pair_decisions(messages, pairs, kept, {}, {})
+    messages = transcript.messages
+    decisions = pair_decisions(messages, pairs, kept, {}, {}, transcript.blocks)
     plan = Plan(messages=messages, decisions=decisions, stats=stats)
     return Outcome(status=Status.SKIPPED, reason=reason, detail=detail, plan=plan)

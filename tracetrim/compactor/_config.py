@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import enum
-import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import attrs
 
 from tracetrim._tokens import TokenCounter
+from tracetrim._validators import (
+    FieldValueError,
+    callable_or_none,
+    fraction,
+    int_in,
+    name_set,
+    positive_number,
+    probability,
+)
 
 if TYPE_CHECKING:
     from tracetrim._record import Record
@@ -23,53 +31,8 @@ class Mode(enum.Enum):
     ENFORCE = "enforce"
 
 
-def int_in(low: int, high: int | None = None) -> Callable[[Any, attrs.Attribute[int], int], None]:
-    """An attrs validator: an integer (not a bool) from ``low`` up to ``high``, errors naming the field."""
-
-    def check(instance: Any, attribute: attrs.Attribute[int], value: int) -> None:
-        where = f"{type(instance).__name__}.{attribute.name}"
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"{where} must be an integer, got {value!r}")
-        if value < low or (high is not None and value > high):
-            bound = f"between {low} and {high}" if high is not None else f"at least {low}"
-            raise ValueError(f"{where} must be {bound}, got {value}")
-
-    return check
-
-
-def _probability(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if value is None and attribute.name in ("discard_threshold", "drop_confident"):
-        return
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise TypeError(f"CompactorConfig.{attribute.name} must be a finite number, got {value!r}")
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(f"CompactorConfig.{attribute.name} must be within [0, 1], got {value}")
-
-
-def _fraction(instance: Any, attribute: attrs.Attribute[float], value: float) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise TypeError(f"CompactorConfig.{attribute.name} must be a finite number, got {value!r}")
-    if not 0.0 <= value < 1.0:
-        raise ValueError(f"CompactorConfig.{attribute.name} must be within [0, 1), got {value}")
-
-
-def name_set(value: Any) -> frozenset[str]:
-    """An attrs converter: a collection of non-empty strings as a frozenset (a lone string refused)."""
-    if isinstance(value, str):
-        raise TypeError("expected a collection of names, got a single string")
-    names = frozenset(value)
-    for name in names:
-        if not isinstance(name, str) or not name:
-            raise TypeError(f"names must be non-empty strings, got {name!r}")
-    return names
-
-
-def check_counter(instance: Any, attribute: attrs.Attribute[TokenCounter | None], value: Any) -> None:
-    """An attrs validator: ``token_counter`` is a callable or None."""
-    if value is not None and not callable(value):
-        raise TypeError(
-            f"{type(instance).__name__}.{attribute.name} must be a callable taking a string, or None"
-        )
+check_counter = callable_or_none("a string")
+"""An attrs validator: ``token_counter`` is a callable taking a string, or None."""
 
 
 @attrs.frozen(kw_only=True)
@@ -86,7 +49,10 @@ class CompactorConfig:
     only, as the first round did. With ``tombstones`` a dropped pair leaves a one-line text block where
     its call stood (tool, a gist of the input, the call id and how to recall it), so the agent can see
     what went. It is off by default: on the shared mini-swe-agent runs the tombstones cost 3 points of
-    the history removed (26.5% -> 23.4%) and kept no more of what agents later used.
+    the history removed (26.5% -> 23.4%) and kept no more of what agents later used. With
+    ``deduplicate`` (the default) an old result whose every line a later result kept whole shows again
+    (the same file region read twice, the same lookup with the same answer) becomes a short note
+    pointing to that later call, restorable like any shortened result (`tracetrim.compactor._repeats`).
 
     A token budget replaces the thresholds when ``trigger_tokens`` and ``target_tokens`` are both set:
     below the trigger a plan is SKIPPED (``BELOW_TRIGGER``) without asking the model; above it the
@@ -99,8 +65,10 @@ class CompactorConfig:
 
     eligible_tools: frozenset[str] = attrs.field(factory=frozenset, converter=name_set)
     pinned_message_ids: frozenset[str] = attrs.field(factory=frozenset, converter=name_set)
-    keep_threshold: float = attrs.field(default=0.5, validator=_probability)
-    discard_threshold: float | None = attrs.field(default=None, validator=_probability)
+    keep_threshold: float = attrs.field(default=0.5, validator=probability)
+    discard_threshold: float | None = attrs.field(
+        default=None, validator=attrs.validators.optional(probability)
+    )
     preserve_recent_messages: int = attrs.field(default=6, validator=int_in(0))
     max_state_tokens: int = attrs.field(default=25_000, validator=int_in(100))
     max_request_tokens: int = attrs.field(default=30_000, validator=int_in(200))
@@ -109,13 +77,14 @@ class CompactorConfig:
     truncate_tail_chars: int = attrs.field(default=0, validator=int_in(0))
     excerpt_chars: int = attrs.field(default=700, validator=int_in(0))
     tombstones: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
+    deduplicate: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
     result_preview_chars: int = attrs.field(default=500, validator=int_in(0))
-    minimum_reduction: float = attrs.field(default=0.10, validator=_fraction)
+    minimum_reduction: float = attrs.field(default=0.10, validator=fraction)
     max_concurrency: int = attrs.field(default=4, validator=int_in(1, 32))
     max_transcript_chars: int = attrs.field(default=5_000_000, validator=int_in(1))
     trigger_tokens: int | None = attrs.field(default=None, validator=attrs.validators.optional(int_in(1)))
     target_tokens: int | None = attrs.field(default=None, validator=attrs.validators.optional(int_in(0)))
-    drop_confident: float | None = attrs.field(default=None, validator=_probability)
+    drop_confident: float | None = attrs.field(default=None, validator=attrs.validators.optional(probability))
     max_cache_rewrite_tokens: int | None = attrs.field(
         default=None, validator=attrs.validators.optional(int_in(0))
     )
@@ -123,28 +92,34 @@ class CompactorConfig:
 
     def __attrs_post_init__(self) -> None:
         if (self.trigger_tokens is None) != (self.target_tokens is None):
-            raise ValueError(
-                "CompactorConfig.target_tokens and trigger_tokens go together: set both for a token "
-                "budget, or neither for the thresholds"
+            raise FieldValueError(
+                "and trigger_tokens go together: set both for a token budget, or neither for the thresholds",
+                owner="CompactorConfig",
+                field="target_tokens",
             )
         if (
             self.trigger_tokens is not None
             and self.target_tokens is not None
             and self.target_tokens >= self.trigger_tokens
         ):
-            raise ValueError(
-                f"CompactorConfig.target_tokens ({self.target_tokens}) must be below trigger_tokens "
-                f"({self.trigger_tokens}): compacting only to the trigger would fire again next turn"
+            raise FieldValueError(
+                f"({self.target_tokens}) must be below trigger_tokens ({self.trigger_tokens}): "
+                "compacting only to the trigger would fire again next turn",
+                owner="CompactorConfig",
+                field="target_tokens",
             )
         if self.discard_threshold is not None and self.discard_threshold > self.keep_threshold:
-            raise ValueError(
-                f"CompactorConfig.discard_threshold ({self.discard_threshold}) must not exceed "
-                f"keep_threshold ({self.keep_threshold})"
+            raise FieldValueError(
+                f"({self.discard_threshold}) must not exceed keep_threshold ({self.keep_threshold})",
+                owner="CompactorConfig",
+                field="discard_threshold",
             )
         if self.max_request_tokens <= self.max_state_tokens:
-            raise ValueError(
-                f"CompactorConfig.max_request_tokens ({self.max_request_tokens}) must exceed "
-                f"max_state_tokens ({self.max_state_tokens}): every request carries the whole state"
+            raise FieldValueError(
+                f"({self.max_request_tokens}) must exceed max_state_tokens ({self.max_state_tokens}): "
+                "every request carries the whole state",
+                owner="CompactorConfig",
+                field="max_request_tokens",
             )
 
     @property
@@ -158,28 +133,15 @@ class CompactorConfig:
         return self.keep_threshold if self.discard_threshold is None else self.discard_threshold
 
 
-def _budget(instance: Any, attribute: attrs.Attribute[float], value: float) -> None:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or not math.isfinite(value)
-        or value <= 0
-    ):
-        raise ValueError(f"ExecutionOptions.budget_s must be a positive number of seconds, got {value!r}")
-
-
-def _observer(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if value is not None and not callable(value):
-        raise TypeError("ExecutionOptions.observer must be a callable taking a Record, or None")
-
-
 @attrs.frozen(kw_only=True)
 class ExecutionOptions:
     """How a plan runs: the mode (SHADOW by default: nothing changes until you opt in), the deadline
     for all decision requests together, a version label for records, and an observer of records."""
 
     mode: Mode = attrs.field(default=Mode.SHADOW, validator=attrs.validators.instance_of(Mode))
-    budget_s: float = attrs.field(default=30.0, validator=_budget)
+    budget_s: float = attrs.field(default=30.0, validator=positive_number("seconds"))
     version: str = attrs.field(default="v1", validator=attrs.validators.instance_of(str))
     purpose: str = attrs.field(default="compaction", validator=attrs.validators.instance_of(str))
-    observer: Callable[[Record], object] | None = attrs.field(default=None, validator=_observer, eq=False)
+    observer: Callable[[Record], object] | None = attrs.field(
+        default=None, validator=callable_or_none("a Record"), eq=False
+    )

@@ -12,15 +12,17 @@ history builds the index, each excerpt is one pass over its result.
 from __future__ import annotations
 
 import bisect
+import contextvars
 import heapq
 import itertools
 import math
 import re
-from collections.abc import Callable, Iterable, Sequence, Set
+from collections.abc import Callable, Sequence, Set
 
 import attrs
 
 from tracetrim._snapshot import Message
+from tracetrim.decision._census import TermCensus, census_of
 from tracetrim.decision._text import words
 
 _TERM = re.compile(r"[A-Za-z0-9_]{3,}")
@@ -40,16 +42,6 @@ ERROR_WEIGHT = 2.0
 error line."""
 
 
-def _texts(message: Message) -> Iterable[str]:
-    for block in message.get("content", ()):
-        for key in ("text", "input", "output"):
-            value = block.get(key)
-            if isinstance(value, str):
-                yield value
-            elif isinstance(value, list):
-                yield from (str(b.get("text", "")) for b in value if isinstance(b, dict))
-
-
 Terms = set[str] | frozenset[str]
 """A set of lower-cased terms."""
 
@@ -57,19 +49,23 @@ Terms = set[str] | frozenset[str]
 class Salience:
     """Which lower-cased terms only one message mentions, and which message that is.
 
-    Read from the history on first use, in one pass: a plan whose excerpts are all settled without
-    it (`_choose`) never reads the history for it. The history must not change in between; a plan's
-    history is its own copy.
+    Read from the history on first use, in one pass (`tracetrim.decision._census`): a plan whose
+    excerpts are all settled without it (`_choose`) never reads the history for it. ``census``, when
+    given, is that pass already made (by the judge, `offer_census`). The history must not change in
+    between; a plan's history is its own copy.
     """
 
-    def __init__(self, messages: Sequence[Message]) -> None:
+    def __init__(self, messages: Sequence[Message], census: TermCensus | None = None) -> None:
         self._messages = messages
+        self._census = census
         self._unique: dict[int, set[str]] | None = None
 
     def unique_to(self, at: int) -> Terms:
         """The terms no message but the ``at``-th mentions."""
         if self._unique is None:
-            self._unique = _unique_terms(self._messages)
+            census = self._census if self._census is not None else census_of(self._messages)
+            self._unique = census.unique()
+            self._census = None
         return self._unique.get(at, _NONE)
 
     def __repr__(self) -> str:
@@ -78,31 +74,30 @@ class Salience:
 
 _NONE: frozenset[str] = frozenset()
 
+_OFFERED: contextvars.ContextVar[tuple[Sequence[Message], TermCensus] | None] = contextvars.ContextVar(
+    "tracetrim_offered_census", default=None
+)
+"""The census the judge of the plan running in this context filled, with the history it counts."""
 
-def _unique_terms(messages: Sequence[Message]) -> dict[int, set[str]]:
-    """Per message, the terms that no other message mentions.
 
-    A term is a maximal run of ``[a-z0-9_]`` in the lower-cased text (`tracetrim.decision._text.words`,
-    the judge's tokeniser without its length limit); one- and two-letter runs are kept too: no lookup
-    asks for them, and leaving them out costs more than the few entries they add.
+def offer_census(messages: Sequence[Message], census: TermCensus) -> None:
+    """Hand `salience` a census of ``messages`` that a judge filled, if it counted every message.
+
+    It is kept in this context (the plan's task) until `salience` takes it for the same ``messages``
+    object or the next plan offers another: the two stages run one after the other in one task, and
+    a concurrent plan, in a task or thread of its own, never sees it.
     """
-    last: dict[str, int] = {}
-    shared: set[str] = set()
-    for at, message in enumerate(messages):
-        terms: set[str] = set()
-        for text in _texts(message):
-            terms.update(words(text))
-        shared |= last.keys() & terms
-        last.update(dict.fromkeys(terms, at))
-    unique: dict[int, set[str]] = {}
-    for term, at in last.items():
-        if term not in shared:
-            unique.setdefault(at, set()).add(term)
-    return unique
+    _OFFERED.set((messages, census) if census.messages == len(messages) else None)
 
 
 def salience(messages: Sequence[Message]) -> Salience:
-    """The index every excerpt of one plan reads (`Salience`)."""
+    """The index every excerpt of one plan reads (`Salience`), from the census the judge offered
+    for this very history when there is one."""
+    offered = _OFFERED.get()
+    if offered is not None:
+        _OFFERED.set(None)
+        if offered[0] is messages:
+            return Salience(messages, offered[1])
     return Salience(messages)
 
 

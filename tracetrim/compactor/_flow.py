@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from tracetrim._json import canonical_lengths
-from tracetrim._snapshot import Message
+from tracetrim._snapshot import BlockSizes, Message
 from tracetrim.compactor._config import ExecutionOptions, Mode
 from tracetrim.compactor._outcome import Action, Outcome, PairDecision, PlanStats
 from tracetrim.compactor._pairs import Pair
@@ -20,10 +20,14 @@ def pair_decisions(
     applied: Mapping[str, tuple[Action, str]],
     chars_after: Mapping[str, int],
     probabilities: Mapping[str, float],
+    blocks: BlockSizes | None = None,
 ) -> tuple[PairDecision, ...]:
-    """One `PairDecision` per pair: the action applied (keep with the pair's own reason by default)."""
+    """One `PairDecision` per pair: the action applied (keep with the pair's own reason by default).
+
+    ``blocks`` (`Transcript.blocks`, when ``messages`` is the transcript's) has every block's size,
+    so none is encoded again to measure the pairs."""
     decisions = []
-    for pair, before in zip(pairs, _pair_sizes(messages, pairs), strict=True):
+    for pair, before in zip(pairs, _pair_sizes(messages, pairs, blocks), strict=True):
         action, reason = applied.get(pair.key, (Action.KEEP, pair.reason))
         decisions.append(
             PairDecision(
@@ -41,10 +45,12 @@ def pair_decisions(
     return tuple(decisions)
 
 
-def _pair_sizes(messages: Sequence[Message], pairs: Sequence[Pair]) -> list[int]:
+def _pair_sizes(messages: Sequence[Message], pairs: Sequence[Pair], blocks: BlockSizes | None) -> list[int]:
     """Characters of each pair's call and result blocks as they stand in ``messages``
     (`tracetrim.compactor._rebuild.pair_chars` of each pair, measured in one batch)."""
     places = [[at for at in (pair.call_at, pair.result_at) if at] for pair in pairs]
+    if blocks is not None:
+        return [sum(blocks.of(i, j) for i, j in found) for found in places]
     sizes = iter(canonical_lengths([messages[i]["content"][j] for found in places for i, j in found]))
     return [sum(next(sizes) for _ in found) for found in places]
 

@@ -8,6 +8,7 @@ from tracetrim._snapshot import Message
 from tracetrim.compactor._answers import InvalidAnswer, ModelFailed, probability
 from tracetrim.compactor._observation import default_next_action
 from tracetrim.compactor._pairs import Pair
+from tracetrim.decision._census import TermCensus
 from tracetrim.decision._history import HistoryJudge, HistoryView, JudgedPair, PairJudgement
 
 
@@ -25,9 +26,10 @@ def stated_plan(messages: Sequence[Message]) -> str:
 
 
 def history_view(
-    messages: Sequence[Message], pairs: Sequence[Pair], *, goal: str, next_action: str
+    messages: Sequence[Message], pairs: Sequence[Pair], *, goal: str, next_action: str, census: bool = False
 ) -> HistoryView:
-    """What an in-process judge sees: every message and the candidate pairs (text results only)."""
+    """What an in-process judge sees: every message and the candidate pairs (text results only); with
+    ``census``, an empty `TermCensus` the judge may fill for the excerpts (`HistoryView.census`)."""
     judged = tuple(
         JudgedPair(
             key=pair.key,
@@ -41,7 +43,13 @@ def history_view(
         for pair in pairs
         if pair.candidate and pair.call_at is not None and pair.result_at is not None
     )
-    return HistoryView(messages=messages, pairs=judged, goal=goal, next_action=next_action)
+    return HistoryView(
+        messages=messages,
+        pairs=judged,
+        goal=goal,
+        next_action=next_action,
+        census=TermCensus() if census else None,
+    )
 
 
 def judge_history(judge: HistoryJudge, view: HistoryView) -> dict[str, float]:

@@ -1,55 +1,54 @@
-"""JSON ``options`` (request files, service bodies) to a validated `CompactorConfig`, naming bad fields."""
+"""The request fields a request file or service body shares, and JSON ``options`` as a `CompactorConfig`.
+
+Both are structured by `tracetrim._input_convert.input_converter`: a bad value is an `InputError`
+naming its path (``options.keep_threshold``, ``eligible_tool_names[1]``).
+"""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
 
-from tracetrim._errors import TracetrimError
-from tracetrim.compactor._config import CompactorConfig, name_set
+from tracetrim._input_convert import NonEmptyStr, register_object, structure_input
+from tracetrim.compactor._config import CompactorConfig
 
-OPTION_FIELDS = frozenset(a.name for a in attrs.fields(CompactorConfig)) - {"eligible_tools", "token_counter"}
-"""The `CompactorConfig` fields a JSON ``options`` object may set (everything but the two non-JSON ones)."""
+NON_JSON_OPTIONS = frozenset({"eligible_tools", "token_counter"})
+"""`CompactorConfig` fields an ``options`` object cannot set (the tools come from ``eligible_tool_names``)."""
 
-REQUEST_FIELDS = frozenset(
-    {"goal", "next_action", "eligible_tool_names", "protected_message_ids", "protected_call_ids", "options"}
-)
-"""What a request file (``tracetrim compact``) or body (the service) may say beside its ``messages``."""
-
-_CONVERTERS: dict[str, object] = {a.name: a.converter for a in attrs.fields(CompactorConfig)}
-_NAMED = re.compile(r"CompactorConfig\.(\w+)")
+OPTION_FIELDS = frozenset(a.name for a in attrs.fields(CompactorConfig)) - NON_JSON_OPTIONS
+"""The `CompactorConfig` fields a JSON ``options`` object may set."""
 
 
-class OptionsError(TracetrimError, ValueError):
-    """An ``options`` object that does not make a valid `CompactorConfig`; ``field`` names the option."""
+@attrs.frozen(kw_only=True)
+class RequestFields:
+    """What a request file (``tracetrim compact``) or body (the service) may say beside its messages.
 
-    def __init__(self, message: str, field: str | None = None) -> None:
-        super().__init__(message)
-        self.field = field
+    JSON ``null`` stands for an absent field; ``options`` is structured straight into a
+    `CompactorConfig` (without its eligible tools, which ``eligible_tool_names`` gives).
+    """
+
+    goal: str | None = None
+    next_action: str | None = None
+    eligible_tool_names: tuple[NonEmptyStr, ...] | None = None
+    protected_message_ids: tuple[str, ...] | None = None
+    protected_call_ids: tuple[str, ...] | None = None
+    options: CompactorConfig | None = None
 
 
-def config_from_options(options: Mapping[str, Any], eligible: Iterable[str]) -> CompactorConfig:
+REQUEST_FIELDS = frozenset(a.name for a in attrs.fields(RequestFields))
+"""The names of `RequestFields`: the keys a request file holds beside its messages."""
+
+register_object(CompactorConfig, omit=NON_JSON_OPTIONS, noun="option", known=OPTION_FIELDS)
+
+
+def config_from_options(
+    options: Mapping[str, Any], eligible: Iterable[str], *, path: str = "options"
+) -> CompactorConfig:
     """A `CompactorConfig` from JSON ``options`` (any field in `OPTION_FIELDS`) and the eligible tools.
 
-    Raises `OptionsError` naming the first unknown or invalid option; used by ``tracetrim compact``
-    (request files) and by the HTTP service (request bodies) alike.
+    Raises `InputError` naming the first unknown or invalid option as ``<path>.<option>``.
     """
-    unknown = sorted(set(options) - OPTION_FIELDS)
-    if unknown:
-        raise OptionsError(
-            f"unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(OPTION_FIELDS))}", unknown[0]
-        )
-    for name, value in options.items():
-        if _CONVERTERS[name] is name_set:  # converter errors do not name the field: add it
-            try:
-                name_set(value)
-            except (TypeError, ValueError) as exc:
-                raise OptionsError(f"CompactorConfig.{name}: {exc}", name) from None
-    try:
-        return CompactorConfig(eligible_tools=eligible, **options)
-    except (TypeError, ValueError) as exc:
-        named = _NAMED.search(str(exc))
-        raise OptionsError(str(exc), named.group(1) if named else None) from None
+    config = structure_input(dict(options), CompactorConfig, path=path)
+    return attrs.evolve(config, eligible_tools=eligible)

@@ -95,6 +95,18 @@ def _shortened_block(block: Block, pair: Pair, ref: str, how: Shortening) -> Blo
     text = shortened_text(pair.result_text, pair, ref, how, below=limit)
     if text is None or len(text) >= limit:
         return None
+    return _with_output(block, text, pair, ref)
+
+
+def _pointer_block(block: Block, pair: Pair, ref: str, later: str) -> Block | None:
+    """The result as a note naming the later call whose result shows every line of it (None when the
+    note would not be shorter)."""
+    assert pair.result_text is not None
+    text = shortened_note(pair.tool, pair.call_id, pair.result_chars, 0, ref, repeated_in=later)
+    return _with_output(block, text, pair, ref) if len(text) < len(pair.result_text) else None
+
+
+def _with_output(block: Block, text: str, pair: Pair, ref: str) -> Block:
     new = dict(block)
     new["output"] = text if isinstance(block["output"], str) else [{"type": "text", "text": text}]
     metadata: dict[str, Any] = dict(block.get("metadata") or {})
@@ -111,8 +123,12 @@ def rebuild(
     archive_ref: str,
     shortening: Shortening,
     tombstones: bool = False,
+    pointers: Mapping[str, str] | None = None,
 ) -> Rebuilt:
     """A new history with ``actions`` applied; only touched messages and blocks are copied.
+
+    ``pointers`` maps a shortened pair's key to the later call whose result repeats every line of it
+    (`tracetrim.compactor._repeats`): that result becomes a note pointing there instead of an excerpt.
 
     With ``tombstones`` a dropped call leaves a one-line text block where it stood
     (`tracetrim._marker.tombstone_block`: tool, a gist of the input, call id, how to recall it).
@@ -132,7 +148,12 @@ def rebuild(
             chars_after[pair.key] = block_chars(stone) if stone is not None else 0
             continue
         i, j = pair.result_at
-        new = _shortened_block(messages[i]["content"][j], pair, archive_ref, shortening)
+        later = (pointers or {}).get(pair.key)
+        new = (
+            _shortened_block(messages[i]["content"][j], pair, archive_ref, shortening)
+            if later is None
+            else _pointer_block(messages[i]["content"][j], pair, archive_ref, later)
+        )
         if new is None:
             applied[pair.key] = (Action.KEEP, "already_short")
             continue

@@ -8,6 +8,7 @@ from typing import Any
 import attrs
 
 from tracetrim._scope import Scope
+from tracetrim._validators import int_in
 
 
 def _ids(value: Any) -> tuple[str, ...]:
@@ -38,8 +39,6 @@ class CompactionRequest:
     token_budget: int | None = attrs.field(
         default=None,
         kw_only=True,
-        validator=attrs.validators.optional(
-            attrs.validators.and_(attrs.validators.instance_of(int), attrs.validators.ge(1))
-        ),
+        validator=attrs.validators.optional(int_in(1)),
     )
     """The host's context budget in tokens, when it has one (adapters use it to decide when to plan)."""

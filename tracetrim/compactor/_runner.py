@@ -21,8 +21,9 @@ import attrs
 
 from tracetrim._record import emit_record
 from tracetrim._scope import Scope
-from tracetrim._snapshot import Message, SnapshotError
-from tracetrim.archive import Archive, snapshot_ref
+from tracetrim._snapshot import LIST_FRAME, Message, SnapshotError, framed
+from tracetrim.archive import Archive
+from tracetrim.archive._protocol import EncodedSnapshot, EncodedSnapshotArchive, snapshot_frame
 from tracetrim.compactor._config import ExecutionOptions, Mode
 from tracetrim.compactor._flow import compacted_history
 from tracetrim.compactor._outcome import Outcome, Plan, Reason, Status
@@ -142,19 +143,23 @@ async def _run(
     max_chars: int,
 ) -> Outcome:
     deadline = asyncio.get_running_loop().time() + execution.budget_s
+    scope = request.scope
+    # Each message is encoded (canonically) and hashed once, here: in the archive's frame the
+    # fingerprint is the reference, and an archive that takes encoded snapshots stores these bytes.
+    keep = execution.mode is Mode.ENFORCE and isinstance(archive, EncodedSnapshotArchive)
+    frame = snapshot_frame(scope) if scope is not None else LIST_FRAME
     try:
-        transcript = load_transcript(request.messages, max_chars)
+        transcript = load_transcript(request.messages, max_chars, frame=frame, keep_encoded=keep)
     except TranscriptTooLarge as exc:
         return Outcome(status=Status.SKIPPED, reason=Reason.TRANSCRIPT_TOO_LARGE, detail=str(exc))
     except SnapshotError as exc:
         return Outcome(status=Status.ERROR, reason=Reason.INVALID_TRANSCRIPT, detail=str(exc))
-    scope = request.scope
     if execution.mode is Mode.ENFORCE and scope is None:
         detail = "ENFORCE mode needs request.scope to archive under"
         return Outcome(status=Status.ERROR, reason=Reason.SCOPE_REQUIRED, detail=detail)
     # Markers name the reference the original will be archived under, so the proposal reads the
     # same in SHADOW as in ENFORCE and is made once.
-    ref = snapshot_ref(scope, transcript.messages) if scope is not None else ""
+    ref = transcript.fingerprint.hex() if scope is not None else ""
     proposed = await propose(transcript, request, ref, deadline)
     if isinstance(proposed, Outcome):
         if proposed.status is Status.INCONCLUSIVE and not unchanged(request.messages, transcript):
@@ -183,7 +188,11 @@ async def _archive_then_adopt(
     deadline: float,
 ) -> Outcome:
     """Save the original (and each snapshot the proposal names) first; adopt only what names them."""
-    saved = await _save(archive, scope, transcript.messages, deadline)
+    if transcript.encoded is not None and isinstance(archive, EncodedSnapshotArchive):
+        encoded = EncodedSnapshot(ref=ref, data=framed(transcript.encoded, transcript.frame))
+        saved = await _save(archive, scope, transcript.messages, deadline, encoded)
+    else:
+        saved = await _save(archive, scope, transcript.messages, deadline)
     if isinstance(saved, Outcome):
         return saved
     if saved != ref and proposed.remake is not None:
@@ -215,13 +224,22 @@ async def _archive_then_adopt(
 
 
 async def _save(
-    archive: Archive, scope: Scope, messages: Sequence[Message], deadline: float
+    archive: Archive,
+    scope: Scope,
+    messages: Sequence[Message],
+    deadline: float,
+    encoded: EncodedSnapshot | None = None,
 ) -> str | Outcome:
     """The reference ``archive`` saved ``messages`` under, or an ``ARCHIVE_ERROR`` outcome when the save
-    fails, runs past ``deadline`` (a loop time) or returns no reference: nothing is adopted unsaved."""
+    fails, runs past ``deadline`` (a loop time) or returns no reference: nothing is adopted unsaved.
+
+    With ``encoded`` (their snapshot, already encoded and hashed) ``archive`` stores those bytes."""
     try:
         async with asyncio.timeout_at(deadline):
-            saved = await archive.save(scope, messages)
+            if encoded is not None and isinstance(archive, EncodedSnapshotArchive):
+                saved = await archive.save_encoded(scope, encoded)
+            else:
+                saved = await archive.save(scope, messages)
     except TimeoutError:
         return _archive_error("archive save did not finish before the deadline")
     except Exception as exc:

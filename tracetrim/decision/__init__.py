@@ -1,6 +1,7 @@
 """Models at the edge: decision models (the protocols, the learned default, the lexical model, HTTP
 backends, a scripted model) and summarizers (the `Summarizer` protocol, `ChatSummarizer`)."""
 
+from tracetrim._public import publish
 from tracetrim.decision._agentscope import AgentScopeClassifierModel
 from tracetrim.decision._chat_logprobs import ChatLogprobsModel
 from tracetrim.decision._env import from_env
@@ -48,3 +49,5 @@ __all__ = [
     "WeightsError",
     "from_env",
 ]
+
+publish(__name__, globals())

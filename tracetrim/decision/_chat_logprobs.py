@@ -16,6 +16,7 @@ import attrs
 import httpx
 
 from tracetrim._json import compact_json
+from tracetrim._validators import is_number, is_real
 from tracetrim.decision._http import (
     JsonClient,
     JsonClientModel,
@@ -83,9 +84,7 @@ def label_probability(top_logprobs: Any) -> float | None:
         if not isinstance(entry, dict):
             continue
         token, logprob = entry.get("token"), entry.get("logprob")
-        if not isinstance(token, str) or isinstance(logprob, bool) or not isinstance(logprob, (int, float)):
-            continue
-        if not math.isfinite(logprob):
+        if not isinstance(token, str) or not is_number(logprob):
             continue
         floor = min(floor, math.exp(logprob))
         label = token.strip().upper()
@@ -126,7 +125,7 @@ def json_probability(text: str) -> float:
         except ValueError:
             continue
         probability = value.get("probability") if isinstance(value, dict) else None
-        if isinstance(probability, (int, float)) and not isinstance(probability, bool):
+        if is_real(probability):
             return float(probability)
     raise DecisionModelError("chat server's JSON fallback reply held no numeric 'probability'")
 

@@ -16,7 +16,8 @@ from typing import Any, NamedTuple
 import attrs
 
 from tracetrim._snapshot import text_of_output
-from tracetrim.decision._text import lines_of, stems, tokens
+from tracetrim.decision._census import TermCensus
+from tracetrim.decision._text import STOP_WORDS, TEXT_LIMIT, lines_of, stems, terms, tokens
 
 RECENT_MESSAGES = 4
 """The messages whose authored tokens, with the next action's, make the "recent" token set."""
@@ -37,6 +38,67 @@ def authored_text(message: Mapping[str, Any]) -> str:
         elif kind == "tool_call":
             parts.append(block.get("input", ""))
     return "\n".join(parts)
+
+
+_OWN_TEXT = {"text": "text", "tool_call": "input", "tool_result": "output"}
+"""The key of the text the features read in a block of each type."""
+
+
+class _Read(NamedTuple):
+    """One message's content, each text cut into words once (`_read`)."""
+
+    parts: list[str]
+    """What the author wrote (`authored_text`, before joining)."""
+    part_terms: list[set[str]]
+    """`terms` of each of ``parts``."""
+    results: list[tuple[str, set[str]]]
+    """Each tool result's text and its `tokens`."""
+    every: list[set[str]]
+    """`terms` of every text a `TermCensus` reads (`message_texts`); empty without one."""
+
+
+def _read(content: Iterable[Mapping[str, Any]], census: bool) -> _Read:
+    """The words of every text of a message's ``content``, each text cut once for both the features
+    and (with ``census``) the census. The sets are shared: read them, never change them."""
+    read = _Read([], [], [], [])
+    for block in content:
+        own = _OWN_TEXT.get(block.get("type", ""))
+        own_terms = None
+        if census:
+            for key in ("text", "input", "output"):  # as `message_texts` reads them
+                value = block.get(key)
+                if isinstance(value, str):
+                    found = terms(value)
+                    read.every.append(found)
+                    if key == own:
+                        own_terms = found
+                elif isinstance(value, list):
+                    read.every.extend(terms(str(b.get("text", ""))) for b in value if isinstance(b, dict))
+        if own is None:
+            continue
+        if own == "output":
+            text = result_text(block)
+            if len(text) > TEXT_LIMIT:
+                read.results.append((text, tokens(text)))
+                continue
+            if own_terms is None or text is not block["output"]:  # a list output's parts, joined
+                own_terms = terms(text)
+            # `tokens(text)`, built in the same way: its order decides float sums.
+            read.results.append((text, own_terms - STOP_WORDS))
+            continue
+        part = block.get(own, "")
+        read.parts.append(part)
+        read.part_terms.append(own_terms if own_terms is not None else terms(part))
+    return read
+
+
+def _authored(read: _Read) -> set[str]:
+    """The tokens of what the author wrote: `tokens` of `authored_text`, the same set."""
+    parts = read.parts
+    if sum(map(len, parts)) + len(parts) > TEXT_LIMIT:
+        return tokens("\n".join(parts))  # clipped as a whole
+    # A newline splits no word, so the words of the joined text are those of its parts.
+    return set().union(*read.part_terms) - STOP_WORDS
 
 
 def _authored_tokens(message: Mapping[str, Any]) -> set[str]:
@@ -135,9 +197,19 @@ def count_after(r: int, places: Iterable[int]) -> int:
 
 
 class HistoryIndex:
-    """One pass over the history for the messages in ``judged`` (the pairs' result messages)."""
+    """One pass over the history for the messages in ``judged`` (the pairs' result messages).
 
-    def __init__(self, messages: Sequence[Mapping[str, Any]], judged: Set[int], targets: Targets) -> None:
+    With a ``census`` the same pass fills it (`tracetrim.decision._census`): the words of each text are
+    cut once for both.
+    """
+
+    def __init__(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        judged: Set[int],
+        targets: Targets,
+        census: TermCensus | None = None,
+    ) -> None:
         self.found: dict[int, Found] = {}
         """Judged message to what its results hold."""
         self.result_lines: dict[tuple[int, str], tuple[tuple[str, ...], int]] = {}
@@ -157,21 +229,20 @@ class HistoryIndex:
         seen_before: set[str] = set()
         for i, message in enumerate(messages):
             is_judged = i in judged
-            text_of_author = authored_text(message)
-            authored = tokens(text_of_author) if message.get("role") != "system" else set()
+            role = message.get("role")
+            read = _read(message.get("content", ()), census is not None)
+            authored = _authored(read) if role != "system" else set()
             seen = set(authored)
             found: set[str] = set()
             results: list[tuple[str, set[str]]] = []
-            for block in message.get("content", ()):
-                if block.get("type") != "tool_result":
-                    continue
-                text = result_text(block)
-                tokens_of_result = tokens(text)
+            for text, tokens_of_result in read.results:
                 if is_judged:
                     # Built as the features always built it: its order decides float sums.
                     found = found | tokens_of_result
                 seen |= tokens_of_result
                 results.append((text, lines_of(text)))
+            if census is not None:
+                census.add(set().union(*read.every))
             if is_judged:
                 self.found[i] = reduce_found(found, targets, found - seen_before)
             for text, lines in results:
@@ -185,9 +256,9 @@ class HistoryIndex:
             seen_before |= seen
             for token in seen & weighted:
                 df[token] += 1
-            if message.get("role") == "assistant":
+            if role == "assistant":
                 self.last_authored.update(dict.fromkeys(authored, i))
-                self.line_authored.update(dict.fromkeys(lines_of(text_of_author), i))
+                self.line_authored.update(dict.fromkeys(lines_of("\n".join(read.parts)), i))
         count = max(len(messages), 1)
         default = math.log(1 + count) + 1
         self.idf = {t: math.log((1 + count) / (1 + n)) + 1 if n else default for t, n in df.items()}

@@ -74,7 +74,7 @@ def iter_pair_features(view: HistoryView) -> Iterator[tuple[JudgedPair, list[flo
     """Each pair of ``view.pairs`` with its feature vector, one at a time: a judge that scores each
     vector as it comes never holds them all (as much memory as a tenth of a large history)."""
     targets = Targets.of(view.messages, view.goal, view.next_action)
-    index = HistoryIndex(view.messages, {pair.result_message for pair in view.pairs}, targets)
+    index = HistoryIndex(view.messages, {pair.result_message for pair in view.pairs}, targets, view.census)
     lookup = _Lookup(
         index=index,
         total=max(len(view.messages), 1),

@@ -7,6 +7,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
+from tracetrim.decision._census import TermCensus
+
 
 @attrs.frozen
 class JudgedPair:
@@ -29,6 +31,9 @@ class HistoryView:
     pairs: Sequence[JudgedPair]
     goal: str = ""
     next_action: str = ""
+    census: TermCensus | None = attrs.field(default=None, kw_only=True, eq=False, repr=False)
+    """An empty census the planner offers: a judge that tokenises every message may fill it on the
+    way (`LearnedDecisionModel` does), which spares the excerpts a second pass; others leave it."""
 
 
 @attrs.frozen

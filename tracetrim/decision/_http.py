@@ -18,6 +18,7 @@ from tenacity.wait import wait_base
 
 from tracetrim._json import compact_bytes
 from tracetrim._logging import get_logger
+from tracetrim._validators import int_in, is_number, is_real, non_negative_number, probability
 from tracetrim.decision._protocol import DecisionModelError
 
 _log = get_logger("tracetrim.decision.http")
@@ -45,10 +46,7 @@ class Secret:
         return bool(self._value)
 
 
-def _non_negative(instance: Any, attribute: attrs.Attribute[float], value: float) -> None:
-    number = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if not number or not math.isfinite(value) or value < 0:
-        raise ValueError(f"RetryPolicy.{attribute.name} must be a finite number >= 0, got {value!r}")
+_non_negative = non_negative_number
 
 
 @attrs.frozen(kw_only=True)
@@ -60,12 +58,10 @@ class RetryPolicy:
     every sleep runs inside the caller's deadline, which cancels it.
     """
 
-    max_retries: int = attrs.field(
-        default=4, validator=[attrs.validators.instance_of(int), attrs.validators.ge(0)]
-    )
+    max_retries: int = attrs.field(default=4, validator=int_in(0))
     backoff_initial_s: float = attrs.field(default=0.25, validator=_non_negative)
     backoff_max_s: float = attrs.field(default=8.0, validator=_non_negative)
-    jitter: float = attrs.field(default=0.25, validator=[_non_negative, attrs.validators.le(1.0)])
+    jitter: float = attrs.field(default=0.25, validator=probability)
     max_retry_after_s: float = attrs.field(default=60.0, validator=_non_negative)
 
     def backoff(self, retry: int, rng: random.Random | None = None) -> float:
@@ -349,9 +345,9 @@ def _reject_constant(name: str) -> float:
 
 def usage_int(value: Any) -> int:
     """A token count from a reply: a non-negative integral number, else 0 (usage is best effort)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if not is_number(value):
         return 0
-    if not math.isfinite(value) or value < 0 or value != int(value):
+    if value < 0 or value != int(value):
         return 0
     return int(value)
 
@@ -361,6 +357,4 @@ def probability_or_none(value: Any) -> float | None:
 
     Range and finiteness are the planner's to check, so an out-of-range answer fails visibly there.
     """
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value)
+    return float(value) if is_real(value) else None

@@ -8,6 +8,7 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 
 from tracetrim._errors import TracetrimError
+from tracetrim._validators import int_in
 
 
 def _optional_str(instance: Any, attribute: attrs.Attribute[str | None], value: str | None) -> None:
@@ -24,9 +25,7 @@ class BinaryQuestion:
     criteria_false: str | None = attrs.field(default=None, validator=_optional_str)
 
 
-def _non_negative(instance: Any, attribute: attrs.Attribute[int], value: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"Usage.{attribute.name} must be a non-negative integer, got {value!r}")
+_non_negative = int_in(0)
 
 
 @attrs.frozen

@@ -14,6 +14,7 @@ import cattrs
 
 from tracetrim._convert import converter
 from tracetrim._errors import TracetrimError
+from tracetrim._validators import is_number
 
 FORMAT_VERSION = 1
 
@@ -37,7 +38,7 @@ def _ints(value: Iterable[int]) -> tuple[int, ...]:
 def _finite(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     values = value if isinstance(value, tuple) else (value,)
     for item in values:
-        if isinstance(item, bool) or not isinstance(item, (int, float)) or not math.isfinite(item):
+        if not is_number(item):
             raise WeightsError(f"JudgeWeights.{attribute.name} must hold finite numbers, got {item!r}")
 
 

@@ -1,5 +1,6 @@
 """Lossless converters between the neutral snapshot and other message formats."""
 
+from tracetrim._public import publish
 from tracetrim.formats._anthropic import from_anthropic, to_anthropic
 from tracetrim.formats._langchain import from_langchain, to_langchain
 from tracetrim.formats._langchain_json import from_langchain_json, to_langchain_json
@@ -50,3 +51,5 @@ __all__ = [
     "to_swe_agent_history",
     "trajectory_list",
 ]
+
+publish(__name__, globals())

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from tracetrim._public import publish
 from tracetrim.harness_adapter._markers import restore_markers
 from tracetrim.harness_adapter._run import AdapterResult, compact_history
 from tracetrim.harness_adapter._strategy import CompactionStrategy, PlanningStrategy
@@ -33,6 +34,8 @@ __all__ = [
     "restore_markers",
     *_LAZY,
 ]
+
+publish(__name__, globals())
 
 
 def __getattr__(name: str) -> Any:

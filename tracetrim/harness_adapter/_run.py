@@ -6,12 +6,10 @@ from collections.abc import Iterable, Sequence
 
 import attrs
 
-from tracetrim._json import canonical_json
 from tracetrim._logging import logger as _log
 from tracetrim._marker import MARKER_KEY
 from tracetrim._scope import Scope
-from tracetrim._snapshot import Message
-from tracetrim._tokens import estimate_tokens
+from tracetrim._snapshot import EncodedHistory, Message, encode_each, encoded_length
 from tracetrim.compactor import CompactionRequest, Outcome
 from tracetrim.harness_adapter._markers import restore_markers
 from tracetrim.harness_adapter._pairing import pairing_problem
@@ -35,8 +33,12 @@ class AdapterResult:
 
 
 def history_tokens(messages: Sequence[Message]) -> int:
-    """The estimated tokens of a neutral history (its canonical JSON)."""
-    return estimate_tokens(canonical_json(list(messages)))
+    """The estimated tokens of a neutral history (its canonical JSON), as `estimate_tokens` counts them."""
+    return _tokens(messages if isinstance(messages, EncodedHistory) else encode_each(messages))
+
+
+def _tokens(history: EncodedHistory) -> int:
+    return (encoded_length(history) + 3) // 4  # estimate_tokens: four UTF-8 bytes a token
 
 
 def _archive_ref(messages: Sequence[Message]) -> str:
@@ -64,13 +66,14 @@ def _changed(result: AdapterResult, history: Sequence[Message]) -> bool:
     """Whether the history to adopt differs from ``history``.
 
     A planning strategy's plan says so itself (shortening and dropping only ever remove characters),
-    so the history is not encoded twice more to compare; a host's own strategy is compared in full.
+    so the history is not encoded twice more to compare; a host's own strategy's history is compared
+    as values (the JSON a strategy returns differs from its input only by a change it made).
     """
     plan = result.outcome.plan if result.outcome is not None else None
     if plan is not None:
         stats = plan.stats
         return stats.chars_after != stats.chars_before or stats.messages_after != stats.messages_before
-    return canonical_json(result.messages) != canonical_json(list(history))
+    return result.messages != list(history)
 
 
 async def compact_history(
@@ -89,9 +92,13 @@ async def compact_history(
     Below ``trigger_tokens`` (when set) the strategy is not asked at all, so no record is emitted.
     The result never separates a call from its result and never invents or reorders message ids.
     """
-    history = restore_markers(messages)
-    if trigger_tokens is not None and history_tokens(history) < trigger_tokens:
-        return AdapterResult(None)
+    history: Sequence[Message] = restore_markers(messages)
+    if trigger_tokens is not None:
+        # Measured from each message's canonical JSON, which the strategy's runner then reuses rather
+        # than encoding the history again.
+        history = encode_each(history)
+        if history_tokens(history) < trigger_tokens:
+            return AdapterResult(None)
     request = CompactionRequest(
         history,
         goal,

@@ -11,12 +11,12 @@ from agentscope.agent import Agent
 from agentscope.message import Msg
 from agentscope.middleware import MiddlewareBase
 
-from tracetrim._json import canonical_json
 from tracetrim._scope import Scope
 from tracetrim._snapshot import Message
 from tracetrim.harness_adapter._changes import Changes, diff_tool_blocks
-from tracetrim.harness_adapter._run import AdapterResult, CompactingAdapter
+from tracetrim.harness_adapter._run import AdapterResult
 from tracetrim.harness_adapter._strategy import CompactionStrategy
+from tracetrim.harness_adapter._window import AUTO, TokenSetting, WindowedAdapter
 
 __all__ = ["TracetrimMiddleware"]
 
@@ -39,7 +39,7 @@ def _unfinished_calls(messages: Sequence[Message]) -> set[str]:
     }
 
 
-class TracetrimMiddleware(CompactingAdapter, MiddlewareBase):
+class TracetrimMiddleware(WindowedAdapter, MiddlewareBase):
     """Compacts an AgentScope agent's context with a `CompactionStrategy` before the built-in step.
 
     On each ``on_compress_context`` it snapshots ``agent.state.context`` as neutral messages, plans with
@@ -51,8 +51,14 @@ class TracetrimMiddleware(CompactingAdapter, MiddlewareBase):
     ``agent.state.middle_context[<middleware key>]``. ``next_handler`` always runs afterwards, so the
     built-in summarising step still fires when the context is still over its threshold.
 
-    ``scope`` defaults to ``Scope("agentscope", agent.name, agent.state.session_id)``. ``trigger_tokens``
-    skips planning while the context is smaller (estimated tokens of its JSON); None plans every time.
+    ``scope`` defaults to ``Scope("agentscope", agent.name, agent.state.session_id)``.
+
+    The budget (`WindowedAdapter`): AgentScope knows every model's context window
+    (``agent.model.context_size``), so by default ``trigger_tokens`` is 60% of it and ``target_tokens``
+    40%, below AgentScope's own compression (``trigger_ratio``, 0.8 by default). Below the trigger
+    (estimated tokens of the context's JSON) the strategy is not asked; a `Compactor` without a budget
+    of its own compacts down to the target. ``context_window`` overrides the model's; explicit numbers
+    override both; None plans on every step with the strategy's own rules.
     """
 
     def __init__(
@@ -62,11 +68,19 @@ class TracetrimMiddleware(CompactingAdapter, MiddlewareBase):
         scope: Scope | None = None,
         goal: str = "",
         next_action: str = "",
-        trigger_tokens: int | None = None,
+        trigger_tokens: TokenSetting = AUTO,
+        target_tokens: TokenSetting = AUTO,
+        context_window: int | None = None,
         read_tools: Mapping[str, str] = DEFAULT_READ_TOOLS,
     ) -> None:
         super().__init__(
-            strategy, scope=scope, goal=goal, next_action=next_action, trigger_tokens=trigger_tokens
+            strategy,
+            scope=scope,
+            goal=goal,
+            next_action=next_action,
+            trigger_tokens=trigger_tokens,
+            target_tokens=target_tokens,
+            context_window=context_window,
         )
         self.read_tools = dict(read_tools)
 
@@ -95,6 +109,7 @@ class TracetrimMiddleware(CompactingAdapter, MiddlewareBase):
             scope=self.scope_for(agent),
             protected_message_ids=[neutral[-1]["id"]],
             protected_call_ids=sorted(_unfinished_calls(neutral)),
+            context_window=getattr(getattr(agent, "model", None), "context_size", None),
         )
         if result.planned:
             await self._remember(agent, result, None)
@@ -155,9 +170,10 @@ class TracetrimMiddleware(CompactingAdapter, MiddlewareBase):
 
 def _rebuild(context: Sequence[Msg], before: Sequence[Message], after: Sequence[Message]) -> list[Msg]:
     """The new context: untouched messages are the host's own objects; changed ones are re-validated."""
-    originals = {m["id"]: (msg, canonical_json(m)) for msg, m in zip(context, before, strict=True)}
+    originals = {m["id"]: (msg, m) for msg, m in zip(context, before, strict=True)}
     out: list[Msg] = []
     for message in after:
-        original, text = originals[message["id"]]
-        out.append(original if canonical_json(message) == text else Msg.model_validate(message))
+        original, neutral = originals[message["id"]]
+        # compared as values: a rebuild's untouched messages are copies, its changes change values
+        out.append(original if message == neutral else Msg.model_validate(message))
     return out

@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, AgentState
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AnyMessage, BaseMessage, RemoveMessage
 from langgraph.runtime import Runtime
 
-from tracetrim._json import canonical_json
 from tracetrim._logging import logger as _log
 from tracetrim._scope import Scope
 from tracetrim._snapshot import Message
 from tracetrim.formats import from_langchain, to_langchain
-from tracetrim.harness_adapter._run import CompactingAdapter
+from tracetrim.harness_adapter._strategy import CompactionStrategy
 from tracetrim.harness_adapter._sync import run_sync
+from tracetrim.harness_adapter._window import AUTO, TokenSetting, WindowedAdapter, context_window_of
 
 __all__ = ["TracetrimAgentMiddleware", "message_updates"]
 
@@ -42,7 +43,7 @@ def message_updates(
     updates: list[BaseMessage] = []
     for message, old in zip(messages, before, strict=True):
         new = new_by_id.get(old["id"])
-        if new is not None and canonical_json(new) == canonical_json(old):
+        if new is not None and new == old:  # values: a rebuild's changes change values
             continue
         if message.id is None:
             return None
@@ -58,15 +59,53 @@ def message_updates(
     return updates
 
 
-class TracetrimAgentMiddleware(CompactingAdapter, AgentMiddleware[AgentState[Any], Any, Any]):
+def max_input_tokens(model: BaseChatModel | None) -> int | None:
+    """The context window LangChain knows for ``model``: its profile's ``max_input_tokens``, else None."""
+    profile = getattr(model, "profile", None) if model is not None else None
+    return context_window_of(profile.get("max_input_tokens")) if isinstance(profile, Mapping) else None
+
+
+class TracetrimAgentMiddleware(WindowedAdapter, AgentMiddleware[AgentState[Any], Any, Any]):
     """Compacts ``state["messages"]`` with a `CompactionStrategy` before every model call.
 
     Changed messages are replaced by id and dropped ones removed with ``RemoveMessage``, so the graph
     state itself shrinks (later turns and checkpoints see the compacted history). A ``ToolMessage``
     never outlives its ``AIMessage`` tool call, nor the reverse. The last message is protected.
     ``scope`` defaults to ``Scope("langchain", <middleware name>, <thread_id or "default">)``.
-    ``trigger_tokens`` skips planning while the history is smaller; None plans before every call.
+
+    The budget (`WindowedAdapter`): a ``before_model`` hook does not see the model, so pass the agent's
+    chat model as ``model``; when its ``profile`` has ``max_input_tokens`` (LangChain fills it for
+    known models, or set ``profile={"max_input_tokens": ...}``), ``trigger_tokens`` defaults to 60% of
+    it and ``target_tokens`` to 40%. Below the trigger the strategy is not asked; a `Compactor` without
+    a budget of its own compacts down to the target. ``context_window`` overrides the profile;
+    explicit numbers override both; without a known window, or with None, every call is planned with
+    the strategy's own rules.
     """
+
+    def __init__(
+        self,
+        strategy: CompactionStrategy,
+        *,
+        scope: Scope | None = None,
+        goal: str = "",
+        next_action: str = "",
+        trigger_tokens: TokenSetting = AUTO,
+        target_tokens: TokenSetting = AUTO,
+        context_window: int | None = None,
+        model: BaseChatModel | None = None,
+    ) -> None:
+        super().__init__(
+            strategy,
+            scope=scope,
+            goal=goal,
+            next_action=next_action,
+            trigger_tokens=trigger_tokens,
+            target_tokens=target_tokens,
+            context_window=context_window,
+        )
+        if model is not None and not isinstance(model, BaseChatModel):
+            raise TypeError(f"model must be a LangChain BaseChatModel or None, got {type(model).__name__}")
+        self.model = model
 
     def before_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Synchronous hook: the same as `abefore_model`."""
@@ -82,6 +121,7 @@ class TracetrimAgentMiddleware(CompactingAdapter, AgentMiddleware[AgentState[Any
             neutral,
             scope=self.scope or Scope("langchain", self.name, _thread_id()),
             protected_message_ids=[neutral[-1]["id"]],
+            context_window=max_input_tokens(self.model),
         )
         if result.messages is None:
             return None

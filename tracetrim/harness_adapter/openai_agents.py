@@ -14,19 +14,38 @@ from tracetrim._logging import logger as _log
 from tracetrim._scope import Scope
 from tracetrim.formats import from_openai_responses, to_openai_responses
 from tracetrim.harness_adapter._identity import reuse_originals
-from tracetrim.harness_adapter._run import AdapterResult, CompactingAdapter
+from tracetrim.harness_adapter._run import AdapterResult
 from tracetrim.harness_adapter._strategy import CompactionStrategy
+from tracetrim.harness_adapter._window import AUTO, TokenSetting, WindowedAdapter
 
-__all__ = ["CompactingSession", "TracetrimInputFilter"]
+__all__ = ["CompactingSession", "TracetrimInputFilter", "model_context_window"]
 
 
-async def _compact_items(adapter: CompactingAdapter, items: Sequence[Any], scope: Scope) -> list[Any] | None:
+def model_context_window(model: object) -> int | None:
+    """The context window the SDK knows for ``model`` (a model name, or a ``Model`` holding one in
+    ``.model``): the table its compaction capability uses (``CompactionModelInfo``); None when unknown."""
+    name = model if isinstance(model, str) else getattr(model, "model", None)
+    if not isinstance(name, str) or not name:
+        return None
+    try:
+        from agents.sandbox.capabilities.compaction import CompactionModelInfo
+    except ImportError:  # an SDK without the table knows no window
+        return None
+    info = CompactionModelInfo.maybe_for_model(name)
+    return info.context_window if info is not None else None
+
+
+async def _compact_items(
+    adapter: WindowedAdapter, items: Sequence[Any], scope: Scope, window: int | None
+) -> list[Any] | None:
     """The items to adopt, or None; what happened is left in ``adapter.last_result``."""
     neutral = from_openai_responses(list(items))
     if len(neutral) < 2:
         adapter.last_result = AdapterResult(None)
         return None
-    result = await adapter.compact_neutral(neutral, scope=scope, protected_message_ids=[neutral[-1]["id"]])
+    result = await adapter.compact_neutral(
+        neutral, scope=scope, protected_message_ids=[neutral[-1]["id"]], context_window=window
+    )
     if result.messages is None:
         return None
     return reuse_originals(items, to_openai_responses(result.messages))
@@ -57,13 +76,20 @@ def _answers_server_calls(items: Sequence[Any]) -> bool:
     return any(is_output and call_id not in calls for call_id, is_output in ids)
 
 
-class TracetrimInputFilter(CompactingAdapter):
+class TracetrimInputFilter(WindowedAdapter):
     """A ``RunConfig(call_model_input_filter=...)`` that compacts the input of every model call.
 
     Only what the model receives changes; the run's own items and any session keep the full history
     (pair it with `CompactingSession` to shrink the stored history too). Unchanged items are passed on
     as the SDK's own objects. ``scope`` defaults to ``Scope("openai-agents", <agent name>, "default")``.
-    ``trigger_tokens`` skips planning while the input is smaller; None plans before every call.
+
+    The budget (`WindowedAdapter`): when the agent's model is an OpenAI model the SDK knows the context
+    window of (`model_context_window`: ``agent.model`` as a name or a model object holding one),
+    ``trigger_tokens`` defaults to 60% of it and ``target_tokens`` to 40%. Below the trigger the
+    strategy is not asked; a `Compactor` without a budget of its own compacts down to the target. An
+    agent without a model of its own (the run config's or the default) reports no window: pass
+    ``context_window``. Explicit numbers override both; without a known window, or with None, every
+    call is planned with the strategy's own rules.
 
     With server-managed conversation state (``previous_response_id``, ``auto_previous_response_id``,
     ``conversation_id``) the SDK sends only what the server lacks, and it offers again, on every later
@@ -80,10 +106,18 @@ class TracetrimInputFilter(CompactingAdapter):
         scope: Scope | None = None,
         goal: str = "",
         next_action: str = "",
-        trigger_tokens: int | None = None,
+        trigger_tokens: TokenSetting = AUTO,
+        target_tokens: TokenSetting = AUTO,
+        context_window: int | None = None,
     ) -> None:
         super().__init__(
-            strategy, scope=scope, goal=goal, next_action=next_action, trigger_tokens=trigger_tokens
+            strategy,
+            scope=scope,
+            goal=goal,
+            next_action=next_action,
+            trigger_tokens=trigger_tokens,
+            target_tokens=target_tokens,
+            context_window=context_window,
         )
         self._withheld: dict[str, None] = {}  # fingerprints of items replaced or dropped, oldest first
 
@@ -122,14 +156,14 @@ class TracetrimInputFilter(CompactingAdapter):
                 return model_data
             return ModelInputData(input=kept, instructions=model_data.instructions)
         scope = self.scope or Scope("openai-agents", data.agent.name or "agent", "default")
-        items = await _compact_items(self, model_data.input, scope)
+        items = await _compact_items(self, model_data.input, scope, model_context_window(data.agent.model))
         if items is None:
             return model_data
         self._remember_withheld(model_data.input, items)
         return ModelInputData(input=items, instructions=model_data.instructions)
 
 
-class CompactingSession(CompactingAdapter):
+class CompactingSession(WindowedAdapter):
     """Wraps any openai-agents ``Session`` and compacts its stored history between runs.
 
     The Runner calls `run_compaction` after it saves a run's items (the SDK's compaction hook); `compact`
@@ -138,6 +172,12 @@ class CompactingSession(CompactingAdapter):
     archive holds them anyway. The history is re-read just before the swap and the swap abandoned if
     it changed, but the inner session is not locked: do not share it with a concurrent run while
     compacting. ``scope`` defaults to ``Scope("openai-agents", "session", <session_id>)``.
+
+    The budget (`WindowedAdapter`): a session does not know which model reads it; name it in ``model``
+    and, when the SDK knows that model's context window (`model_context_window`), ``trigger_tokens``
+    defaults to 60% of it and ``target_tokens`` to 40%. ``context_window`` overrides the model's;
+    explicit numbers override both; without a known window, or with None, every compaction is planned
+    with the strategy's own rules.
     """
 
     def __init__(
@@ -148,17 +188,25 @@ class CompactingSession(CompactingAdapter):
         scope: Scope | None = None,
         goal: str = "",
         next_action: str = "",
-        trigger_tokens: int | None = None,
+        trigger_tokens: TokenSetting = AUTO,
+        target_tokens: TokenSetting = AUTO,
+        context_window: int | None = None,
+        model: str | None = None,
     ) -> None:
+        if model is not None and not isinstance(model, str):
+            raise TypeError(f"model must be a model name or None, got {type(model).__name__}")
         self.session = session
         self.session_id = session.session_id
         self.session_settings = getattr(session, "session_settings", None)
+        self.model = model
         super().__init__(
             strategy,
             scope=scope or Scope("openai-agents", "session", session.session_id),
             goal=goal,
             next_action=next_action,
             trigger_tokens=trigger_tokens,
+            target_tokens=target_tokens,
+            context_window=context_window,
         )
 
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
@@ -185,7 +233,7 @@ class CompactingSession(CompactingAdapter):
         """Compact the stored history now; ``messages`` is None when it was left as it was."""
         items = await self.session.get_items()
         assert self.scope is not None  # always set at construction
-        new_items = await _compact_items(self, items, self.scope)
+        new_items = await _compact_items(self, items, self.scope, model_context_window(self.model))
         result = self.last_result
         assert result is not None
         if new_items is None:

@@ -11,13 +11,13 @@ from pydantic_ai.messages import ModelMessage, ModelRequest
 from tracetrim._scope import Scope
 from tracetrim.formats import from_pydantic_ai, to_pydantic_ai
 from tracetrim.harness_adapter._identity import reuse_originals
-from tracetrim.harness_adapter._run import CompactingAdapter
 from tracetrim.harness_adapter._strategy import CompactionStrategy
+from tracetrim.harness_adapter._window import AUTO, TokenSetting, WindowedAdapter
 
 __all__ = ["TracetrimHistoryProcessor", "tracetrim_capability"]
 
 
-class TracetrimHistoryProcessor(CompactingAdapter):
+class TracetrimHistoryProcessor(WindowedAdapter):
     """A pydantic-ai history processor: ``await processor(ctx, messages) -> messages``.
 
     Compacts the history before each model request. The last message (the request about to be sent)
@@ -25,7 +25,13 @@ class TracetrimHistoryProcessor(CompactingAdapter):
     the run's own objects. Through `tracetrim_capability` (``ProcessHistory``) the run's history itself
     is replaced, so later requests build on the compacted one. ``scope`` defaults to
     ``Scope("pydantic-ai", <agent name or "agent">, <conversation id, else run id, else "default">)``.
-    ``trigger_tokens`` skips planning while the history is smaller; None plans before every request.
+
+    The budget (`WindowedAdapter`): when the run's model knows its context window
+    (``ctx.model.context_window``, from its ``ModelProfile``, genai-prices or ``profile={"context_window":
+    ...}``), ``trigger_tokens`` defaults to 60% of it and ``target_tokens`` to 40%. Below the trigger
+    the strategy is not asked; a `Compactor` without a budget of its own compacts down to the target.
+    ``context_window`` overrides the model's; explicit numbers override both; without a known window,
+    or with None, every request is planned with the strategy's own rules.
     """
 
     def scope_for(self, ctx: RunContext[Any]) -> Scope:
@@ -44,7 +50,10 @@ class TracetrimHistoryProcessor(CompactingAdapter):
         # A request may become several neutral messages; all of the last one's pieces are protected.
         head = len(from_pydantic_ai(messages[:-1]))
         result = await self.compact_neutral(
-            neutral, scope=self.scope_for(ctx), protected_message_ids=[m["id"] for m in neutral[head:]]
+            neutral,
+            scope=self.scope_for(ctx),
+            protected_message_ids=[m["id"] for m in neutral[head:]],
+            context_window=getattr(getattr(ctx, "model", None), "context_window", None),
         )
         if result.messages is None:
             return messages
@@ -61,11 +70,19 @@ def tracetrim_capability(
     scope: Scope | None = None,
     goal: str = "",
     next_action: str = "",
-    trigger_tokens: int | None = None,
+    trigger_tokens: TokenSetting = AUTO,
+    target_tokens: TokenSetting = AUTO,
+    context_window: int | None = None,
 ) -> ProcessHistory[Any]:
     """``Agent(..., capabilities=[tracetrim_capability(compactor)])``: a `TracetrimHistoryProcessor` as a
-    ``ProcessHistory`` capability."""
+    ``ProcessHistory`` capability (the same arguments and budget defaults)."""
     processor = TracetrimHistoryProcessor(
-        strategy, scope=scope, goal=goal, next_action=next_action, trigger_tokens=trigger_tokens
+        strategy,
+        scope=scope,
+        goal=goal,
+        next_action=next_action,
+        trigger_tokens=trigger_tokens,
+        target_tokens=target_tokens,
+        context_window=context_window,
     )
     return ProcessHistory(processor=processor)

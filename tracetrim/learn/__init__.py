@@ -1,5 +1,6 @@
 """Learning the judge: labels from what agents did, features, fitting, held-out frontiers."""
 
+from tracetrim._public import publish
 from tracetrim.learn._crossval import (
     MASKING,
     FrontierRow,
@@ -83,3 +84,5 @@ __all__ = [
     "tau_bench",
     "tracetrim",
 ]
+
+publish(__name__, globals())

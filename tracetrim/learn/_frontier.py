@@ -22,6 +22,7 @@ from tracetrim.compactor import (
 from tracetrim.compactor._budget import history_tokens
 from tracetrim.compactor._excerpt import excerpt, salience
 from tracetrim.compactor._pairs import Pair
+from tracetrim.compactor._repeats import MIN_REPEAT_CHARS
 from tracetrim.decision import DecisionModel, HistoryJudge
 from tracetrim.learn._examples import Cut
 from tracetrim.learn._labels import findable, history_text
@@ -70,6 +71,7 @@ def score_cut(cut: Cut, compacted: Sequence[Message]) -> Point:
         for block in message["content"]:
             if block.get("type") == "tool_result":
                 outputs[block["id"]] = text_of_output(block["output"])
+    shown = "\n".join(text for text in outputs.values() if text is not None)
     needed = found = verbatim = 0
     for pair in cut.candidates:
         item = cut.evidence.get(pair.call_id)
@@ -77,8 +79,14 @@ def score_cut(cut: Cut, compacted: Sequence[Message]) -> Point:
             continue
         needed += 1
         found += findable(item, haystack)
-        verbatim += outputs.get(pair.call_id) == pair.result_text
+        verbatim += outputs.get(pair.call_id) == pair.result_text or _shown_whole(pair.result_text, shown)
     return Point(needed, found, verbatim, canonical_length(cut.prefix), canonical_length(list(compacted)), 1)
+
+
+def _shown_whole(text: str | None, shown: str) -> bool:
+    """True when a long result's whole text is still word for word in another result (a later copy
+    it points to): its content is verbatim in the history even though its own block changed."""
+    return text is not None and len(text) >= MIN_REPEAT_CHARS and text in shown
 
 
 def evaluate(cuts: Iterable[Cut], strategy: CutStrategy) -> Point:

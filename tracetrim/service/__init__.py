@@ -1,11 +1,10 @@
 """The HTTP service (``pip install tracetrim[service]``): compaction (native, ReMe), restore, System One."""
 
+from tracetrim._public import publish
 from tracetrim.service._app import SCHEMA_VERSION, compact_document, create_app
 from tracetrim.service._errors import ApiError
-from tracetrim.service._guard import RequestGuard
-from tracetrim.service._planning import PlanningPool
 from tracetrim.service._reme import REME_SCHEMA_VERSION
-from tracetrim.service._server import HeaderTimeoutH11Protocol, ServerLimits, serve, server_config
+from tracetrim.service._server import ServerLimits, serve, server_config
 from tracetrim.service._settings import (
     DEFAULT_MAX_BODY_BYTES,
     LOOPBACK_HOSTS,
@@ -21,9 +20,6 @@ __all__ = [
     "SCHEMA_VERSION",
     "TOKEN_ENV",
     "ApiError",
-    "HeaderTimeoutH11Protocol",
-    "PlanningPool",
-    "RequestGuard",
     "ServerLimits",
     "ServiceSettings",
     "compact_document",
@@ -32,3 +28,5 @@ __all__ = [
     "serve",
     "server_config",
 ]
+
+publish(__name__, globals())

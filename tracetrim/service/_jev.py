@@ -10,7 +10,6 @@ score question is asked as one yes/no question per option or level, normalised t
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -19,6 +18,7 @@ import attrs
 
 from tracetrim._errors import TracetrimError
 from tracetrim._json import canonical_json
+from tracetrim._validators import is_number
 from tracetrim.decision import BinaryQuestion, DecisionResponse
 
 MODEL_ALIAS = "jev-latest"
@@ -229,7 +229,7 @@ def binary_questions(questions: list[JevQuestion]) -> tuple[dict[str, BinaryQues
 
 
 def _probability(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if not is_number(value):
         raise ValueError(f"the model gave no probability for {name!r} (got {value!r})")
     if not 0.0 <= value <= 1.0:
         raise ValueError(f"the model's probability for {name!r} is outside [0, 1]: {value!r}")

@@ -9,32 +9,32 @@ refuse comes back as ``{"answer": "<why>", "success": false}``, as ReMe's job wr
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
+from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError
 
 from tracetrim._convert import to_json_object
+from tracetrim._input_convert import NonEmptyStr, expect_object, register_object, structure_part
 from tracetrim._json import canonical_json
+from tracetrim._scope import Scope
 from tracetrim._tokens import estimate_tokens
-from tracetrim.compactor import CompactionRequest, Mode, Outcome, Status
+from tracetrim._validators import describe, int_in, positive_number, probability
+from tracetrim.compactor import CompactionRequest, CompactorConfig, Mode, Outcome, Status
 from tracetrim.compactor._options import OPTION_FIELDS
 from tracetrim.decision import BinaryQuestion, DecisionModel, DecisionResponse, HistoryJudge
 from tracetrim.decision._history import HistoryView, PairJudgement
 from tracetrim.service._errors import ApiError, invalid
 from tracetrim.service._requests import (
     CompactCall,
-    _check_known,
-    _kind,
-    _mode_and_budget,
-    _object,
-    _string,
-    _strings,
-    build_config,
-    parse_format,
-    parse_scope,
+    ModeName,
+    PlanOptions,
+    check_format,
+    mode_and_budget,
+    parse_body,
     read_messages,
+    require_scope,
 )
 
 REME_SCHEMA_VERSION = 2
@@ -87,61 +87,101 @@ class ReMeCall:
     ignored_fields: tuple[str, ...]
 
 
-def _int_option(options: Mapping[str, Any], name: str, minimum: int) -> int | None:
-    value = options.get(name)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise invalid(f"options.{name}", f"expected a whole number >= {minimum}, got {value!r}")
-    return value
+_optional = attrs.validators.optional
 
 
-def _number_option(options: Mapping[str, Any], name: str, low: float, high: float) -> float | None:
-    value = options.get(name)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise invalid(f"options.{name}", f"expected a number, got {_kind(value)}")
-    if not low <= value <= high:
-        raise invalid(f"options.{name}", f"expected a number in [{low}, {high}], got {value!r}")
-    return float(value)
+@attrs.frozen(kw_only=True)
+class _ReMeOwn:
+    """The options only ReMe (or tracetrim's service) reads; the rest are `CompactorConfig` fields."""
+
+    drop_threshold: float | None = attrs.field(default=None, validator=_optional(probability))
+    evidence_chars: int | None = attrs.field(default=None, validator=_optional(int_in(1)))
+    preview_chars: int | None = attrs.field(default=None, validator=_optional(int_in(0)))
+    max_output_tokens: int | None = attrs.field(default=None, validator=_optional(int_in(1)))
+    total_timeout_seconds: float | None = attrs.field(
+        default=None, validator=_optional(positive_number("seconds"))
+    )
+    drop_calls: bool = False
+    mode: ModeName | None = None
+    budget_s: float | None = None
 
 
-def _translate(options: dict[str, Any], max_budget_s: float) -> tuple[dict[str, Any], int | None]:
-    """ReMe option names as tracetrim's (``options.<name>`` in errors); ReMe's maximum output tokens."""
-    out = {k: v for k, v in options.items() if k not in REME_OPTIONS or k in OPTION_FIELDS}
+_OWN = frozenset(a.name for a in attrs.fields(_ReMeOwn))
+
+
+@attrs.frozen(kw_only=True)
+class ReMeOptions:
+    """A ReMe body's ``options``: ReMe's own options and the `CompactorConfig` they translate to."""
+
+    own: _ReMeOwn = attrs.field(factory=_ReMeOwn)
+    config: CompactorConfig = attrs.field(factory=lambda: CompactorConfig(minimum_reduction=0.0))
+
+
+def _translate(own: _ReMeOwn, options: Mapping[str, Any]) -> dict[str, Any]:
+    """ReMe's options as `CompactorConfig` fields; a field set directly wins over its ReMe source."""
+    out = {k: v for k, v in options.items() if k not in _OWN}
     # ReMe adopts any preview that saves something; it has no minimum reduction.
     out.setdefault("minimum_reduction", 0.0)
-    drop = _number_option(options, "drop_threshold", 0.0, 1.0)
-    if drop is not None:
+    if own.drop_threshold is not None:
         # ReMe previews a result whose probability of being needed is at most drop_threshold.
-        out.setdefault("keep_threshold", drop)
-    evidence = _int_option(options, "evidence_chars", 1)
-    if evidence is not None:
-        out.setdefault("result_preview_chars", evidence)
-    preview = _int_option(options, "preview_chars", 0)
-    if preview is not None:
+        out.setdefault("keep_threshold", own.drop_threshold)
+    if own.evidence_chars is not None:
+        out.setdefault("result_preview_chars", own.evidence_chars)
+    if own.preview_chars is not None:
         # ReMe keeps both ends of a result: half the characters from the head, half from the tail.
-        out.setdefault("truncate_head_chars", (preview + 1) // 2)
-        out.setdefault("truncate_tail_chars", preview // 2)
-    budget = _int_option(options, "max_output_tokens", 1)
-    if budget is not None:
+        out.setdefault("truncate_head_chars", (own.preview_chars + 1) // 2)
+        out.setdefault("truncate_tail_chars", own.preview_chars // 2)
+    if own.max_output_tokens is not None:
         # ReMe does nothing within the budget and compacts toward it above.
-        out.setdefault("trigger_tokens", budget + 1)
-        out.setdefault("target_tokens", budget)
-    timeout = _number_option(options, "total_timeout_seconds", 0.0, max_budget_s)
-    if timeout is not None:
-        if timeout <= 0:
-            raise invalid("options.total_timeout_seconds", "must be positive")
-        out.setdefault("budget_s", timeout)
-    return out, budget
+        out.setdefault("trigger_tokens", own.max_output_tokens + 1)
+        out.setdefault("target_tokens", own.max_output_tokens)
+    return out
 
 
-def _source_refs(body: Mapping[str, Any]) -> dict[str, str]:
-    refs = body.get("source_refs")
+def _structure_reme_options(value: Any, _: Any) -> ReMeOptions:
+    data = expect_object(value)
+    extra = set(data) - REME_OPTIONS - OPTION_FIELDS - _EXTRA_OPTIONS
+    if extra:
+        raise ForbiddenExtraKeysError("", ReMeOptions, extra)
+    errors: list[Exception] = []
+    own = structure_part({k: v for k, v in data.items() if k in _OWN}, _ReMeOwn, errors)
+    config = structure_part(_translate(own or _ReMeOwn(), data), CompactorConfig, errors)
+    if errors or own is None or config is None:
+        raise ClassValidationError("While structuring ReMeOptions", errors, ReMeOptions)
+    return ReMeOptions(own=own, config=config)
+
+
+register_object(
+    ReMeOptions,
+    noun="option",
+    known=REME_OPTIONS | OPTION_FIELDS | _EXTRA_OPTIONS,
+    hook=_structure_reme_options,
+)
+
+
+@attrs.frozen(kw_only=True)
+class ReMeBody:
+    """The fields of a ReMe ``compact_context`` body tracetrim reads (others are ignored)."""
+
+    messages: list[Any]
+    goal: str | None = None
+    next_action: str | None = None
+    source_refs: Any = None
+    protected_message_ids: tuple[str, ...] | None = None
+    protected_call_ids: tuple[str, ...] | None = None
+    eligible_tool_names: tuple[NonEmptyStr, ...] | None = None
+    options: ReMeOptions | None = None
+    scope: Scope | None = None
+    format: str | None = None
+    system: Any = None
+    metadata: Any = None
+
+
+def _source_refs(refs: Any) -> dict[str, str]:
     if refs is None:
         return {}
-    refs = _object(refs, "source_refs")
+    if not isinstance(refs, dict):
+        raise invalid("source_refs", f"expected a JSON object, got {describe(refs)}")
     for call_id, ref in refs.items():
         if not call_id.strip() or not isinstance(ref, str) or not ref.strip():
             raise invalid(f"source_refs.{call_id}", "source references need non-empty call ids and values")
@@ -166,47 +206,45 @@ def parse_reme(data: Any, *, max_budget_s: float, has_archive: bool) -> ReMeCall
     with a ``source_refs`` entry may be shortened (the host recovers them); in ENFORCE the archive
     holds the original, so every eligible call may be.
     """
-    body = _object(data, "")
-    ignored = tuple(sorted(set(body) - REME_FIELDS - TRACETRIM_FIELDS))
-    messages, fmt, original = read_messages(body, parse_format(body, "auto"))
-    raw_options = body.get("options")
-    options = {} if raw_options is None else dict(_object(raw_options, "options"))
-    _check_known(options, REME_OPTIONS | OPTION_FIELDS | _EXTRA_OPTIONS, "options")
-    drop_calls = options.pop("drop_calls", False)
-    if not isinstance(drop_calls, bool):
-        raise invalid("options.drop_calls", f"expected true or false, got {_kind(drop_calls)}")
-    options, max_output_tokens = _translate(options, max_budget_s)
-    scope = parse_scope(body, required=False)
-    default_mode = "enforce" if has_archive and scope is not None else "shadow"
-    mode, budget = _mode_and_budget(options, max_budget_s, default_mode)
-    if mode is Mode.ENFORCE and scope is None:
+    ignored: tuple[str, ...] = ()
+    if isinstance(data, dict):
+        ignored = tuple(sorted(set(data) - REME_FIELDS - TRACETRIM_FIELDS))
+        data = {k: v for k, v in data.items() if k not in ignored}
+    body = parse_body(data, ReMeBody)
+    messages, fmt, original = read_messages(body.messages, body.system, check_format(body.format, "auto"))
+    options = body.options or ReMeOptions()
+    own = options.own
+    timeout = own.total_timeout_seconds
+    if timeout is not None and timeout > max_budget_s:
         raise invalid(
-            "scope",
-            "ENFORCE needs a scope (user_id, agent_id, session_id) to archive the original under",
-            "scope_required",
+            "options.total_timeout_seconds",
+            f"expected a number of seconds in (0, {max_budget_s}], got {timeout!r}",
         )
-    eligible = _strings(body, "eligible_tool_names", non_empty=True)
-    refs = _source_refs(body)
-    protected_calls = set(_strings(body, "protected_call_ids"))
+    default_mode: ModeName = "enforce" if has_archive and body.scope is not None else "shadow"
+    budget_s = own.budget_s if own.budget_s is not None else timeout
+    mode, budget = mode_and_budget(PlanOptions(mode=own.mode, budget_s=budget_s), max_budget_s, default_mode)
+    require_scope(mode, body.scope)
+    refs = _source_refs(body.source_refs)
+    protected_calls = set(body.protected_call_ids or ())
     if mode is Mode.SHADOW:
         protected_calls |= _call_ids(messages) - set(refs)
     request = CompactionRequest(
         messages,
-        _string(body, "goal"),
-        _string(body, "next_action"),
-        scope=scope,
-        protected_message_ids=_strings(body, "protected_message_ids"),
+        body.goal or "",
+        body.next_action or "",
+        scope=body.scope,
+        protected_message_ids=body.protected_message_ids or (),
         protected_call_ids=tuple(sorted(protected_calls)),
     )
     call = CompactCall(
         request=request,
-        config=build_config(options, eligible),
+        config=attrs.evolve(options.config, eligible_tools=body.eligible_tool_names or ()),
         mode=mode,
         budget_s=budget,
         format=fmt,
         original=original,
     )
-    return ReMeCall(call, refs, drop_calls, max_output_tokens, ignored)
+    return ReMeCall(call, refs, own.drop_calls, own.max_output_tokens, ignored)
 
 
 class _KeepCalls:

@@ -6,12 +6,13 @@ import asyncio
 import copy
 import inspect
 import logging
-import math
 from typing import Any
 
 import attrs
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from tracetrim._validators import positive_number
 
 _log = logging.getLogger("tracetrim.service")
 
@@ -72,14 +73,7 @@ class HeaderTimeoutH11Protocol(H11Protocol):
             self.transport.close()
 
 
-def _positive(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or not math.isfinite(value)
-        or value <= 0
-    ):
-        raise ValueError(f"ServerLimits.{attribute.name} must be a positive number, got {value!r}")
+_positive = positive_number()
 
 
 @attrs.frozen(kw_only=True)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Callable
 from typing import Any
 
 import attrs
 
+from tracetrim._validators import callable_or_none, int_in, positive_number
 from tracetrim.archive import DEFAULT_MAX_BYTES, Archive, FileArchive, open_archive
 from tracetrim.decision import DecisionModel
 
@@ -22,26 +22,9 @@ TOKEN_ENV = "TRACETRIM_API_TOKEN"
 """The environment variable `tracetrim serve` reads its bearer token from."""
 
 
-def _positive_int(instance: Any, attribute: attrs.Attribute[int], value: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(f"ServiceSettings.{attribute.name} must be a positive integer, got {value!r}")
-
-
-def _positive_seconds(instance: Any, attribute: attrs.Attribute[float], value: float) -> None:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or not math.isfinite(value)
-        or value <= 0
-    ):
-        raise ValueError(
-            f"ServiceSettings.{attribute.name} must be a positive number of seconds, got {value!r}"
-        )
-
-
-def _callable_or_none(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if value is not None and not callable(value):
-        raise TypeError(f"ServiceSettings.{attribute.name} must be callable or None")
+_positive_int = int_in(1)
+_positive_seconds = positive_number("seconds")
+_callable_or_none = callable_or_none()
 
 
 def _host_names(value: Any) -> tuple[str, ...]:

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import enum
-import math
+import warnings
 from typing import Any
 
 import attrs
 
 from tracetrim._marker import RECALL_TOOL_NAME
 from tracetrim._tokens import TokenCounter
-from tracetrim.compactor._config import check_counter, int_in, name_set
+from tracetrim._validators import FieldValueError, int_in, name_set, probability
+from tracetrim.compactor._config import check_counter
 
 
 class OffloadMode(enum.Enum):
@@ -20,13 +21,6 @@ class OffloadMode(enum.Enum):
     COMPACT = "compact"
     COMPRESS = "compress"
     AUTO = "auto"
-
-
-def _ratio(instance: Any, attribute: attrs.Attribute[float], value: float) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise TypeError(f"OffloadConfig.{attribute.name} must be a finite number, got {value!r}")
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(f"OffloadConfig.{attribute.name} must be within [0, 1], got {value}")
 
 
 def _mode(value: Any) -> OffloadMode:
@@ -39,35 +33,63 @@ def _mode(value: Any) -> OffloadMode:
         raise ValueError(f"OffloadConfig.mode must be one of {names}, got {value!r}") from None
 
 
+DEFAULT_TRIGGER_TOKENS = 20_000
+
+
+def _alias(instance: Any, attribute: attrs.Attribute[int | None], value: int | None) -> None:
+    if value is not None:
+        int_in(0)(instance, attribute.evolve(name="max_total_tokens"), value)
+
+
+def _trigger(instance: OffloadConfig) -> int:
+    alias = instance._max_total_tokens
+    return DEFAULT_TRIGGER_TOKENS if alias is None else alias
+
+
 @attrs.frozen(kw_only=True)
 class OffloadConfig:
     """Size rules for `OffloadStrategy`; every field is validated with an error naming it.
 
-    Tokens are counted over the text a model reads (text, thinking, tool names, inputs and outputs;
-    system messages excluded) with ``token_counter`` or the built-in estimator. Nothing happens while
-    the history is at or below ``max_total_tokens``.
+    Tokens are counted as the planner's budget counts them (`tracetrim.compactor._budget`: the text a
+    model reads, system messages excluded) with ``token_counter`` or the built-in estimator. The budget
+    has the planner's names: nothing happens while the history is at or below ``trigger_tokens``
+    (20,000; ``max_total_tokens`` is its former name, still accepted); above it a pass works down to
+    ``target_tokens`` when set, and stops there, so the next turns do not fire again until the history
+    has grown past the trigger. Without a target every rule applies in full, as before.
 
     - ``compact``: each tool result above ``max_tool_message_tokens`` outside the last
       ``keep_recent_count`` messages (and outside the first, system, protected and pinned messages)
-      becomes a preview of ``preview_chars`` (two thirds head, one third tail) plus a marker naming the
-      call id and the archive reference. The default preview, 1,000 characters (about 250 tokens, an
-      eighth of the result limit), shows what the result was without keeping its bulk. Results of
-      ``exempt_tools`` stay whole: by default the recall tool's, so a recalled result is not offloaded
-      again at once.
+      is shortened, oldest first (with a target: only until the history is at or under it), as the
+      planner shortens: a head of ``preview_chars`` (two thirds) and a tail (one third), up to
+      ``excerpt_chars`` of the lines between that name what no other message mentions and error
+      lines (`tracetrim.compactor._excerpt`; 0: head and tail only), and the planner's marker naming
+      the call id, the lines kept and the archive reference. An excerpt that would keep more than 40%
+      of its result is not made (the result stays whole), as in the planner. The default preview,
+      1,000 characters (about 250 tokens, an eighth of the result limit), shows what the result was
+      without keeping its bulk. Results of ``exempt_tools`` stay whole: by default the recall tool's,
+      so a recalled result is not offloaded again at once.
     - ``compress``: messages outside the last ``compress_keep_recent_count`` (and outside the first,
       system, protected and pinned ones) are split into groups of at most ``group_token_threshold``
-      tokens, never separating a call from its result; each group becomes one summary message.
-    - ``auto``: compact; compress as well when tokens after / before exceeds ``compact_ratio_threshold``.
+      tokens, never separating a call from its result; each group becomes one summary message (which
+      names the group's call ids and archive reference: the trail a dropped pair leaves in the
+      planner). With a target only the oldest groups go, until the tokens they hold cover the excess.
+    - ``auto``: compact; compress as well when the history is still over ``target_tokens`` or, without
+      a target, when tokens after / before exceeds ``compact_ratio_threshold``.
     """
 
     mode: OffloadMode = attrs.field(default=OffloadMode.AUTO, converter=_mode)
-    max_total_tokens: int = attrs.field(default=20_000, validator=int_in(0))
+    _max_total_tokens: int | None = attrs.field(
+        default=None, alias="max_total_tokens", validator=_alias, repr=False, eq=False
+    )
+    trigger_tokens: int = attrs.field(default=attrs.Factory(_trigger, takes_self=True), validator=int_in(0))
+    target_tokens: int | None = attrs.field(default=None, validator=attrs.validators.optional(int_in(0)))
     max_tool_message_tokens: int = attrs.field(default=2_000, validator=int_in(0))
     keep_recent_count: int = attrs.field(default=1, validator=int_in(0))
     preview_chars: int = attrs.field(default=1_000, validator=int_in(0))
+    excerpt_chars: int = attrs.field(default=700, validator=int_in(0))
     compress_keep_recent_count: int = attrs.field(default=2, validator=int_in(0))
     group_token_threshold: int = attrs.field(default=4_000, validator=int_in(1))
-    compact_ratio_threshold: float = attrs.field(default=0.75, validator=_ratio)
+    compact_ratio_threshold: float = attrs.field(default=0.75, validator=probability)
     pinned_message_ids: frozenset[str] = attrs.field(factory=frozenset, converter=name_set)
     exempt_tools: frozenset[str] = attrs.field(
         factory=lambda: frozenset({RECALL_TOOL_NAME}), converter=name_set
@@ -75,6 +97,36 @@ class OffloadConfig:
     max_concurrency: int = attrs.field(default=4, validator=[int_in(1), attrs.validators.le(32)])
     max_transcript_chars: int = attrs.field(default=5_000_000, validator=int_in(1))
     token_counter: TokenCounter | None = attrs.field(default=None, validator=check_counter, eq=False)
+
+    def __attrs_post_init__(self) -> None:
+        alias = self._max_total_tokens
+        if alias is not None:
+            if alias != self.trigger_tokens:
+                raise FieldValueError(
+                    f"({alias}) is the former name of trigger_tokens ({self.trigger_tokens}): "
+                    "set one of them",
+                    owner="OffloadConfig",
+                    field="max_total_tokens",
+                )
+            warnings.warn(
+                "OffloadConfig.max_total_tokens is now trigger_tokens (the planner's name)",
+                DeprecationWarning,
+                stacklevel=3,
+            )
+            # Stored once, as trigger_tokens: `attrs.evolve` then passes no stale alias along.
+            object.__setattr__(self, "_max_total_tokens", None)
+        if self.target_tokens is not None and self.target_tokens >= self.trigger_tokens:
+            raise FieldValueError(
+                f"({self.target_tokens}) must be below trigger_tokens ({self.trigger_tokens}): "
+                "offloading only to the trigger would fire again next turn",
+                owner="OffloadConfig",
+                field="target_tokens",
+            )
+
+    @property
+    def max_total_tokens(self) -> int:
+        """The former name of ``trigger_tokens``."""
+        return self.trigger_tokens
 
     @property
     def preview_head_chars(self) -> int:

@@ -1,13 +1,17 @@
-"""What the offload strategy acts on: token counts, results over the limit, and message groups."""
+"""What the offload strategy acts on: results over the limit, message groups, and with a target, the
+oldest of them that get the history there (tokens counted as the planner's budget counts them)."""
 
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
+from tracetrim._render import block_text
 from tracetrim._snapshot import Message
 from tracetrim._tokens import TokenCounter
 from tracetrim.compactor._budget import message_tokens
+from tracetrim.compactor._outcome import Action
 from tracetrim.compactor._pairs import Pair, find_pairs, protected_messages
+from tracetrim.compactor._rebuild import Rebuilt
 
 
 def offload_pairs(
@@ -130,3 +134,42 @@ def compress_groups(
         else:
             tokens += size
     return groups
+
+
+def oldest_within_target(
+    messages: Sequence[Message],
+    pairs: Sequence[Pair],
+    trial: Rebuilt,
+    count: TokenCounter,
+    *,
+    tokens: int,
+    target: int,
+) -> set[str]:
+    """Of the results ``trial`` shortened, the keys of the oldest whose shortening brings the history
+    (``tokens`` now) to ``target`` or below; all of them when together they do not."""
+    chosen: set[str] = set()
+    remaining = tokens
+    for pair in pairs:
+        if remaining <= target:
+            break
+        if trial.applied.get(pair.key, (Action.KEEP, ""))[0] is not Action.DROP_RESULT:
+            continue
+        assert pair.result_at is not None
+        i, j = pair.result_at
+        before = count(block_text(messages[i]["content"][j]))
+        remaining -= before - count(block_text(trial.messages[i]["content"][j]))
+        chosen.add(pair.key)
+    return chosen
+
+
+def oldest_groups(groups: Sequence[range], tokens: Sequence[int], excess: int) -> list[range]:
+    """The oldest of ``groups`` whose messages (``tokens`` each) hold at least ``excess`` tokens together
+    (all of them when they do not): what summarising has to take away to reach a target."""
+    kept: list[range] = []
+    held = 0
+    for group in groups:
+        if held >= excess:
+            break
+        kept.append(group)
+        held += sum(tokens[group.start : group.stop])
+    return kept

@@ -7,17 +7,29 @@ from collections.abc import Sequence
 
 import attrs
 
-from tracetrim._json import canonical_length
 from tracetrim._scope import Scope
 from tracetrim._snapshot import Message
 from tracetrim._tokens import TokenCounter, estimate_tokens
 from tracetrim.archive import Archive, snapshot_ref
-from tracetrim.compactor._budget import history_tokens, message_tokens, rewrite_tokens, token_counts
+from tracetrim.compactor._budget import (
+    KEPT_REASON,
+    message_tokens,
+    rebuilt_tokens,
+    rewrite_tokens,
+    token_counts,
+)
+from tracetrim.compactor._compactor import BELOW_TRIGGER
 from tracetrim.compactor._config import ExecutionOptions, Mode
-from tracetrim.compactor._flow import pair_decisions, with_reduction
+from tracetrim.compactor._excerpt import salience
+from tracetrim.compactor._flow import pair_decisions, rebuilt_length, with_reduction
 from tracetrim.compactor._observation import default_goal
 from tracetrim.compactor._offload._config import OffloadConfig, OffloadMode
-from tracetrim.compactor._offload._select import compress_groups, offload_pairs
+from tracetrim.compactor._offload._select import (
+    compress_groups,
+    offload_pairs,
+    oldest_groups,
+    oldest_within_target,
+)
 from tracetrim.compactor._offload._summary import replace_groups, summary_message
 from tracetrim.compactor._outcome import Action, Outcome, Plan, PlanStats, Reason, Status
 from tracetrim.compactor._pairs import Pair
@@ -34,6 +46,8 @@ class _Proposal:
 
     compacted: Rebuilt | None
     chosen: set[str]
+    over_limit: set[str]
+    shortening: Shortening
     groups: list[range]
     summaries: list[Summary]
     tokens_before: int
@@ -50,10 +64,13 @@ class _Proposal:
 class OffloadStrategy(Strategy):
     """Shrinks a history by size rules alone (no decision model), keeping every original in the archive.
 
-    ``config.mode`` picks ``compact`` (large tool results become a preview plus a marker),
-    ``compress`` (older message groups become one summary message each, written by ``summarizer``)
-    or ``auto`` (compact, then compress when compaction kept more than ``compact_ratio_threshold`` of
-    the tokens). See `OffloadConfig` for the rules. ``execution.mode`` works as for `Compactor`: OFF
+    ``config.mode`` picks ``compact`` (large tool results are shortened as the planner shortens: head,
+    excerpt, tail and marker), ``compress`` (older message groups become one summary message each,
+    written by ``summarizer``) or ``auto`` (compact, then compress when the history is still over
+    ``target_tokens``, or without a target when compaction kept more than ``compact_ratio_threshold``
+    of the tokens). Below ``trigger_tokens`` the plan is SKIPPED (``BELOW_TRIGGER``). A pass that
+    cannot reach ``target_tokens`` still adopts what the rules allow; ``stats.target_met`` says so.
+    See `OffloadConfig` for the rules. ``execution.mode`` works as for `Compactor`: OFF
     does nothing, SHADOW returns the proposal from `plan` and None from `compact`, ENFORCE archives
     the original history (and each summarised group) before adopting, and keeps the original on any
     failure. `plan` and `compact` never raise, except for cancellation, which propagates.
@@ -104,7 +121,8 @@ class OffloadStrategy(Strategy):
             max_result_tokens=config.max_tool_message_tokens,
             count=count,
         )
-        tokens = history_tokens(messages, count)
+        per_message = token_counts(messages, count)
+        tokens = sum(per_message)
         base = PlanStats(
             messages_before=len(messages),
             messages_after=len(messages),
@@ -113,23 +131,25 @@ class OffloadStrategy(Strategy):
             protected=sum(1 for pair in pairs if not pair.candidate),
             tokens_before=tokens,
             tokens_after=tokens,
+            target_tokens=config.target_tokens or 0,
         )
-        kept = {p.key: (Action.KEEP, "below_threshold") for p in pairs if p.candidate}
-        if tokens <= config.max_total_tokens:
+        kept = {p.key: (Action.KEEP, BELOW_TRIGGER) for p in pairs if p.candidate}
+        if tokens <= config.trigger_tokens:
             return Outcome(
                 status=Status.SKIPPED,
-                reason=Reason.BELOW_THRESHOLD,
-                detail=f"the history holds {tokens:,} tokens; "
-                f"max_total_tokens is {config.max_total_tokens:,}",
+                reason=Reason.BELOW_TRIGGER,
+                detail=f"the history holds {tokens:,} tokens; trigger_tokens is {config.trigger_tokens:,}",
                 plan=Plan(
-                    messages=messages, decisions=pair_decisions(messages, pairs, kept, {}, {}), stats=base
+                    messages=messages,
+                    decisions=pair_decisions(messages, pairs, kept, {}, {}, transcript.blocks),
+                    stats=base,
                 ),
             )
 
-        proposal = await self._propose(request, messages, pairs, chosen, ref, tokens, count, deadline)
+        proposal = await self._propose(request, messages, pairs, chosen, ref, per_message, count, deadline)
         if isinstance(proposal, Outcome):
             return proposal
-        applied = _applied(pairs, chosen, proposal)
+        applied = _applied(pairs, proposal)
         if not proposal.offloaded and not proposal.groups:
             return Outcome(
                 status=Status.SKIPPED,
@@ -138,12 +158,16 @@ class OffloadStrategy(Strategy):
                 f"{config.max_tool_message_tokens:,} tokens outside the protected messages"
                 + ("" if config.mode is OffloadMode.COMPACT else " and no message group can be summarised"),
                 plan=Plan(
-                    messages=messages, decisions=pair_decisions(messages, pairs, applied, {}, {}), stats=base
+                    messages=messages,
+                    decisions=pair_decisions(messages, pairs, applied, {}, {}, transcript.blocks),
+                    stats=base,
                 ),
             )
 
         async def remake(saved: str, refs: Sequence[str] | None) -> Proposal:
-            compacted = self._rebuild(messages, pairs, chosen, saved) if proposal.compacted else None
+            compacted = None
+            if proposal.compacted is not None:
+                compacted = self._rebuild(messages, pairs, proposal.chosen, saved, proposal.shortening)
             remade = attrs.evolve(proposal, compacted=compacted)
             return attrs.evolve(self._final(transcript, scope, pairs, remade, refs, base), remake=remake)
 
@@ -171,7 +195,7 @@ class OffloadStrategy(Strategy):
             for group, s, ref in zip(groups, proposal.summaries, refs, strict=True)
         ]
         final = replace_groups(compacted, proposal.groups, summaries)
-        applied = _applied(pairs, proposal.chosen, proposal)
+        applied = _applied(pairs, proposal)
         chars_after = dict(proposal.compacted.chars_after) if proposal.compacted is not None else {}
         chars_after.update({key: 0 for key, (action, _) in applied.items() if action is Action.DROP_CALL})
         after_tokens = token_counts(final, count)
@@ -181,7 +205,7 @@ class OffloadStrategy(Strategy):
             attrs.evolve(
                 base,
                 messages_after=len(final),
-                chars_after=canonical_length(final),
+                chars_after=rebuilt_length(messages, final, transcript.sizes),
                 candidates=proposal.offloaded + summarised,
                 requests=sum(s.requests for s in proposal.summaries),
                 retries=sum(s.retries for s in proposal.summaries),
@@ -193,17 +217,25 @@ class OffloadStrategy(Strategy):
                     if ran
                 ),
                 tokens_after=tokens_after,
+                target_met=None
+                if self.config.target_tokens is None
+                else tokens_after <= self.config.target_tokens,
                 cache_rewrite_tokens=rewrite_tokens(messages, final, after_tokens),
             )
         )
         plan = Plan(
-            messages=final, decisions=pair_decisions(messages, pairs, applied, chars_after, {}), stats=stats
+            messages=final,
+            decisions=pair_decisions(messages, pairs, applied, chars_after, {}, transcript.blocks),
+            stats=stats,
         )
         detail = (
             f"{base.tokens_before:,} -> {tokens_after:,} tokens; {proposal.offloaded} tool results offloaded "
             f"(compaction kept {proposal.ratio:.0%}); {len(proposal.groups)} groups of {summarised} "
             "messages summarised"
         )
+        if stats.target_met is not None:
+            reached = "reached" if stats.target_met else "not reached within the rules"
+            detail += f"; target_tokens ({stats.target_tokens:,}) {reached}"
         return Proposal(plan, detail, tuple(zip(groups, refs, strict=True)))
 
     async def _propose(
@@ -211,23 +243,32 @@ class OffloadStrategy(Strategy):
         request: CompactionRequest,
         messages: list[Message],
         pairs: Sequence[Pair],
-        chosen: set[str],
+        over_limit: set[str],
         ref: str,
-        tokens: int,
+        per_message: list[int],
         count: TokenCounter,
         deadline: float,
     ) -> _Proposal | Outcome:
         config = self.config
+        tokens = sum(per_message)
+        target = config.target_tokens
+        shortening = self._shortening(messages, over_limit)
         compacted: Rebuilt | None = None
-        current, ratio, tokens_compacted = messages, 1.0, tokens
+        chosen: set[str] = set()
+        current, current_tokens, ratio, tokens_compacted = messages, per_message, 1.0, tokens
         if config.mode is not OffloadMode.COMPRESS:
-            compacted = self._rebuild(messages, pairs, chosen, ref)
+            chosen = set(over_limit)
+            compacted = self._rebuild(messages, pairs, chosen, ref, shortening)
+            if target is not None:
+                # Only the oldest results the target needs: the next turns stay below the trigger.
+                chosen = oldest_within_target(messages, pairs, compacted, count, tokens=tokens, target=target)
+                compacted = self._rebuild(messages, pairs, chosen, ref, shortening)
             current = compacted.messages
-            tokens_compacted = history_tokens(current, count)
+            current_tokens = rebuilt_tokens(messages, current, per_message, count)
+            tokens_compacted = sum(current_tokens)
             ratio = tokens_compacted / tokens if tokens else 1.0
-        compress = config.mode is OffloadMode.COMPRESS or (
-            config.mode is OffloadMode.AUTO and ratio > config.compact_ratio_threshold
-        )
+        over = tokens_compacted > target if target is not None else ratio > config.compact_ratio_threshold
+        compress = config.mode is OffloadMode.COMPRESS or (config.mode is OffloadMode.AUTO and over)
         groups: list[range] = []
         summaries: list[Summary] = []
         if compress:
@@ -240,21 +281,45 @@ class OffloadStrategy(Strategy):
                 max_group_tokens=config.group_token_threshold,
                 count=count,
             )
+            if target is not None:
+                groups = oldest_groups(groups, current_tokens, tokens_compacted - target)
             goal = request.goal or default_goal(messages)
             summarised = await self._summarise(current, groups, goal, deadline)
             if isinstance(summarised, Outcome):
                 return summarised
             summaries = summarised
-        return _Proposal(compacted, chosen, groups, summaries, tokens, tokens_compacted, ratio)
+        return _Proposal(
+            compacted, chosen, over_limit, shortening, groups, summaries, tokens, tokens_compacted, ratio
+        )
 
-    def _rebuild(self, messages: list[Message], pairs: Sequence[Pair], chosen: set[str], ref: str) -> Rebuilt:
-        actions = {key: (Action.DROP_RESULT, "over_token_limit") for key in chosen}
-        return rebuild(
-            messages,
-            pairs,
-            actions,
-            archive_ref=ref,
-            shortening=Shortening(self.config.preview_head_chars, self.config.preview_tail_chars),
+    def _shortening(self, messages: list[Message], over_limit: set[str]) -> Shortening:
+        """The planner's way of shortening a result, with this config's sizes: the salience index (a pass
+        over the history) is built only when a result is to be shortened and excerpts are on."""
+        config = self.config
+        plain = Shortening(config.preview_head_chars, config.preview_tail_chars)
+        if not over_limit or not config.excerpt_chars or config.mode is OffloadMode.COMPRESS:
+            return plain
+        return attrs.evolve(plain, budget=config.excerpt_chars, index=salience(messages))
+
+    def _rebuild(
+        self, messages: list[Message], pairs: Sequence[Pair], chosen: set[str], ref: str, how: Shortening
+    ) -> Rebuilt:
+        """``messages`` with the ``chosen`` results shortened: by an excerpt where the planner's rule
+        allows one (at most 40% of the result), else, as the size rule promises every result over the
+        limit, by the plain head and tail."""
+        rebuilt = rebuild(messages, pairs, _offloading(chosen), archive_ref=ref, shortening=how)
+        rest = {key for key in chosen if rebuilt.applied[key][0] is Action.KEEP}
+        if how.index is None or not rest:
+            return rebuilt
+        # Untouched blocks stay where they were, so the pairs still point at the right ones.
+        plain = Shortening(how.head, how.tail)
+        again = rebuild(rebuilt.messages, pairs, _offloading(rest), archive_ref=ref, shortening=plain)
+        chars_after = dict(rebuilt.chars_after)
+        chars_after.update({key: again.chars_after[key] for key in rest if key in again.chars_after})
+        return Rebuilt(
+            messages=again.messages,
+            applied={**rebuilt.applied, **{key: again.applied[key] for key in rest}},
+            chars_after=chars_after,
         )
 
     async def _summarise(
@@ -292,14 +357,22 @@ class OffloadStrategy(Strategy):
         return summaries
 
 
-def _applied(pairs: Sequence[Pair], chosen: set[str], proposal: _Proposal) -> dict[str, tuple[Action, str]]:
-    """Per pair key, what the proposal does: offloaded, summarised, or kept and why."""
+def _offloading(keys: set[str]) -> dict[str, tuple[Action, str]]:
+    return {key: (Action.DROP_RESULT, "over_token_limit") for key in keys}
+
+
+def _applied(pairs: Sequence[Pair], proposal: _Proposal) -> dict[str, tuple[Action, str]]:
+    """Per pair key, what the proposal does: offloaded, summarised, or kept and why (under the limit,
+    or over it but not needed to reach the target)."""
     applied: dict[str, tuple[Action, str]] = {}
     if proposal.compacted is not None:
         applied.update(proposal.compacted.applied)
     for pair in pairs:
-        if pair.candidate and (proposal.compacted is None or pair.key not in chosen):
-            applied[pair.key] = (Action.KEEP, "under_token_limit" if proposal.compacted else "not_summarized")
+        if pair.candidate and (proposal.compacted is None or pair.key not in proposal.chosen):
+            reason = "not_summarized"
+            if proposal.compacted is not None:
+                reason = KEPT_REASON if pair.key in proposal.over_limit else "under_token_limit"
+            applied[pair.key] = (Action.KEEP, reason)
     summarised = {i for group in proposal.groups for i in group}
     for pair in pairs:
         at = pair.call_at or pair.result_at

@@ -1,0 +1,137 @@
+"""A compaction encodes the whole history at most twice, on every path: once to copy and fingerprint it
+(the bytes an archive then stores), once to check that the host did not change it meanwhile."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import tracetrim as tt
+from tests._encode_counter import counting_encodes
+from tests._histories import tool_history, user
+from tracetrim._json import canonical_bytes
+from tracetrim._snapshot import copy_messages, encode_each
+from tracetrim.archive import FileArchive, KeyValueArchive, MemoryStore, snapshot_document, snapshot_ref
+from tracetrim.archive._protocol import snapshot_frame
+from tracetrim.decision import BinaryQuestion, DecisionResponse, ScriptedDecisionModel
+from tracetrim.harness_adapter import compact_history
+
+SCOPE = tt.Scope("user-1", "agent-1", "session-1")
+MAX_HISTORIES = 2.0
+
+Archives = Callable[[Path], Any]
+ARCHIVES: dict[str, Archives] = {
+    "file": lambda root: FileArchive(root),
+    "memory": lambda root: KeyValueArchive(MemoryStore()),
+}
+
+
+def _compactor(mode: tt.Mode, archive: Any = None) -> tt.Compactor:
+    config = tt.CompactorConfig(eligible_tools={"read_file"}, preserve_recent_messages=4)
+    return tt.Compactor(
+        ScriptedDecisionModel({}, default=0.0),
+        config=config,
+        execution=tt.ExecutionOptions(mode=mode),
+        archive=archive,
+    )
+
+
+def _offload(mode: tt.Mode, archive: Any = None) -> tt.OffloadStrategy:
+    config = tt.OffloadConfig(mode="compact", keep_recent_count=2)
+    return tt.OffloadStrategy(config=config, execution=tt.ExecutionOptions(mode=mode), archive=archive)
+
+
+def _history() -> list[dict[str, Any]]:
+    return tool_history(8, size=12_000)
+
+
+STRATEGIES = {"compactor": _compactor, "offload": _offload}
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("scope", [None, SCOPE], ids=["no scope", "scope"])
+async def test_shadow_encodes_the_history_at_most_twice(strategy: str, scope: tt.Scope | None) -> None:
+    history = _history()
+    with counting_encodes(history) as count:
+        outcome = await STRATEGIES[strategy](tt.Mode.SHADOW).plan(tt.CompactionRequest(history, scope=scope))
+    assert (outcome.status, outcome.reason) == (tt.Status.DECIDED, "SHADOW_PROPOSAL")
+    assert 1.0 <= count.histories <= MAX_HISTORIES
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("archive", ARCHIVES)
+async def test_enforce_encodes_the_history_at_most_twice_archive_included(
+    strategy: str, archive: str, tmp_path: Path
+) -> None:
+    history = _history()
+    store = ARCHIVES[archive](tmp_path)
+    planner = STRATEGIES[strategy](tt.Mode.ENFORCE, store)
+    with counting_encodes(history) as count:
+        compacted = await planner.compact(tt.CompactionRequest(history, scope=SCOPE))
+    assert compacted is not None and len(str(compacted)) < len(str(history))
+    assert count.histories <= MAX_HISTORIES
+    # what was stored without encoding it again is the history's own snapshot
+    ref = snapshot_ref(SCOPE, history)
+    assert await store.restore(SCOPE, ref) == history
+    assert [entry.ref for entry in await store.list(SCOPE)] == [ref]
+
+
+@pytest.mark.parametrize("trigger", [None, 10])
+async def test_an_adapter_compaction_encodes_the_history_at_most_twice(trigger: int | None) -> None:
+    history = _history()
+    archive = KeyValueArchive(MemoryStore())
+    with counting_encodes(history) as count:
+        result = await compact_history(
+            _compactor(tt.Mode.ENFORCE, archive), history, scope=SCOPE, trigger_tokens=trigger
+        )
+    assert result.messages is not None and result.archive_ref == snapshot_ref(SCOPE, history)
+    assert count.histories <= MAX_HISTORIES
+
+
+async def test_an_adapter_below_its_trigger_encodes_the_history_once() -> None:
+    history = _history()
+    with counting_encodes(history) as count:
+        planner = _compactor(tt.Mode.ENFORCE, KeyValueArchive(MemoryStore()))
+        result = await compact_history(planner, history, scope=SCOPE, trigger_tokens=10**9)
+    assert result.messages is None and not result.planned
+    assert count.histories == pytest.approx(1.0, rel=0.01)
+
+
+def test_the_snapshot_frame_around_the_messages_is_the_snapshot_document() -> None:
+    odd = {"role": "user", "z": "é✓\u2028", "content": [{"type": "text", "text": "x", "w": 1e-7}], "a": 2**70}
+    for history in ([], [user("m0", "hi")], [*tool_history(2), odd]):
+        head, tail = snapshot_frame(SCOPE)
+        framed = head + b",".join(canonical_bytes(m) for m in history) + tail
+        assert framed == canonical_bytes(snapshot_document(SCOPE, history))
+
+
+def test_a_history_encoded_beforehand_is_copied_as_if_it_was_not() -> None:
+    # 1e-7 and 2**70 are written by json, not orjson: such a message is copied and encoded afresh
+    odd = {"role": "user", "content": [{"type": "text", "text": "x", "w": 1e-7, "n": 2**70}]}
+    history = [*tool_history(2), odd]
+    given = copy_messages(encode_each(history), keep_encoded=True)
+    fresh = copy_messages(history, keep_encoded=True)
+    assert given == fresh and given.messages == history
+    assert given.messages[0] is not history[0]
+
+
+@pytest.mark.parametrize("mode", [tt.Mode.SHADOW, tt.Mode.ENFORCE])
+async def test_a_value_changed_in_place_while_planning_is_noticed(mode: tt.Mode) -> None:
+    history = tool_history(4)
+    original = copy.deepcopy(history)
+
+    async def meddling(state: Mapping[str, Any], questions: Mapping[str, BinaryQuestion]) -> DecisionResponse:
+        history[1]["content"][0]["text"] = "edited while planning"
+        return DecisionResponse(model="m", answers=dict.fromkeys(questions, 0.0))
+
+    config = tt.CompactorConfig(eligible_tools={"read_file"}, preserve_recent_messages=4)
+    archive = KeyValueArchive(MemoryStore())
+    execution = tt.ExecutionOptions(mode=mode)
+    compactor = tt.Compactor(meddling, config=config, execution=execution, archive=archive)
+    outcome = await compactor.plan(tt.CompactionRequest(history, scope=SCOPE))
+    assert (outcome.status, outcome.reason) == (tt.Status.ERROR, "TRANSCRIPT_CHANGED")
+    assert history != original
