@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -361,3 +362,23 @@ def test_label_oracle_keeps_everything_used_and_bounds_the_frontier() -> None:
     excerpt = evaluate(selected, label_oracle(used_lines=True))
     assert verbatim.recall == excerpt.recall == 1.0 and verbatim.verbatim_recall == 1.0
     assert excerpt.removed > verbatim.removed > 0 and excerpt.verbatim_recall < 1.0
+
+
+def test_features_do_not_depend_on_the_hash_seed() -> None:
+    """Token sets iterate in an order set by each process's hash seed; the features (and so every
+    decision) must come out the same, bit for bit, whatever the seed."""
+    script = (
+        "import json, sys\n"
+        "from tracetrim.learn._scenarios import scenario_examples\n"
+        "scenario = json.load(open(sys.argv[1], encoding='utf-8'))\n"
+        "print(repr(scenario_examples(scenario).rows))\n"
+    )
+    path = str(REPO / "tracetrim" / "_examples" / "payment_retry.json")
+    outputs = set()
+    for seed in ("1", "2", "3"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run(
+            [sys.executable, "-c", script, path], env=env, capture_output=True, text=True, check=True
+        )
+        outputs.add(done.stdout)
+    assert len(outputs) == 1

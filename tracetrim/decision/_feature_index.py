@@ -83,7 +83,7 @@ def _read(content: Iterable[Mapping[str, Any]], census: bool) -> _Read:
                 continue
             if own_terms is None or text is not block["output"]:  # a list output's parts, joined
                 own_terms = terms(text)
-            # `tokens(text)`, built in the same way: its order decides float sums.
+            # `tokens(text)`, without cutting the text twice.
             read.results.append((text, own_terms - STOP_WORDS))
             continue
         part = block.get(own, "")
@@ -155,9 +155,8 @@ class Targets:
 class Found(NamedTuple):
     """What a judged message's results hold, reduced to what the features read.
 
-    The shared tokens are kept in the order ``target & found`` iterates them: the features sum
-    their float weights in that order, and float addition depends on it. (A tuple: one is made per
-    judged message, and a tuple of strings and numbers is no work for the garbage collector.)
+    (A tuple: one is made per judged message, and a tuple of strings and numbers is no work for the
+    garbage collector.)
     """
 
     goal: tuple[str, ...] = ()
@@ -237,8 +236,7 @@ class HistoryIndex:
             results: list[tuple[str, set[str]]] = []
             for text, tokens_of_result in read.results:
                 if is_judged:
-                    # Built as the features always built it: its order decides float sums.
-                    found = found | tokens_of_result
+                    found |= tokens_of_result
                 seen |= tokens_of_result
                 results.append((text, lines_of(text)))
             if census is not None:

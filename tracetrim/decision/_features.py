@@ -98,20 +98,21 @@ def _later_inputs(pairs: Sequence[JudgedPair]) -> dict[tuple[str, str], int]:
 class _Overlap:
     """How much of a target token set another set covers, each token weighted by its idf.
 
-    The target is the same for every pair, so its total weight is summed once.
+    The target is the same for every pair, so its total weight is summed once. Sums are exact
+    (`math.fsum`): set order follows string hashing, which changes with each process's hash seed,
+    and a plain float sum would let it change a feature's last bit and so a close decision.
     """
 
     def __init__(self, target: set[str], idf: Mapping[str, float]) -> None:
         self.target = target
         self.idf = idf
-        self.total = sum(map(idf.__getitem__, target))
+        self.total = math.fsum(map(idf.__getitem__, target))
 
     def shared(self, shared: Iterable[str]) -> float:
-        """The share of the target's weight held by ``shared``, tokens of ``target & mine`` in the
-        order that set iterates (float addition depends on the order)."""
+        """The share of the target's weight held by ``shared``, tokens of ``target & mine``."""
         if not self.target:
             return 0.0
-        return sum(map(self.idf.__getitem__, shared)) / self.total if self.total else 0.0
+        return math.fsum(map(self.idf.__getitem__, shared)) / self.total if self.total else 0.0
 
     def __call__(self, mine: set[str]) -> float:
         return self.shared(self.target & mine)
