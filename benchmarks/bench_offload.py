@@ -55,7 +55,7 @@ async def _measure(strategy: Any, request: CompactionRequest, repeats: int) -> t
     return reduction, statistics.median(times), outcome.reason
 
 
-async def run(repeats: int, max_total_tokens: int, max_tool_tokens: int) -> list[dict[str, Any]]:
+async def run(repeats: int, trigger_tokens: int, max_tool_tokens: int) -> list[dict[str, Any]]:
     """One row per trajectory: characters, and reduction and median time per strategy."""
     shadow = ExecutionOptions(mode=Mode.SHADOW)
     rows = []
@@ -63,9 +63,7 @@ async def run(repeats: int, max_total_tokens: int, max_tool_tokens: int) -> list
         messages = load_swe_agent_traj(path)
         tools = {b["name"] for m in messages for b in m["content"] if b["type"] == "tool_call"}
         request = CompactionRequest(messages)
-        size: dict[str, Any] = dict(
-            max_total_tokens=max_total_tokens, max_tool_message_tokens=max_tool_tokens
-        )
+        size: dict[str, Any] = dict(trigger_tokens=trigger_tokens, max_tool_message_tokens=max_tool_tokens)
         strategies = {
             "planner": Compactor(config=CompactorConfig(eligible_tools=tools), execution=shadow),
             "compact": OffloadStrategy(config=OffloadConfig(mode="compact", **size), execution=shadow),
@@ -89,21 +87,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Print the table (or JSON)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--max-total-tokens", type=int, default=20_000)
+    parser.add_argument("--trigger-tokens", type=int, default=20_000)
     parser.add_argument("--max-tool-message-tokens", type=int, default=2_000)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     if not DATA.is_dir():
         print(f"no SWE-agent data at {DATA}", file=sys.stderr)
         return 1
-    rows = asyncio.run(run(args.repeats, args.max_total_tokens, args.max_tool_message_tokens))
+    rows = asyncio.run(run(args.repeats, args.trigger_tokens, args.max_tool_message_tokens))
     if args.json:
         json.dump(rows, sys.stdout, indent=2)
         print()
         return 0
-    print(
-        f"max_total_tokens={args.max_total_tokens:,} max_tool_message_tokens={args.max_tool_message_tokens:,}"
-    )
+    print(f"trigger_tokens={args.trigger_tokens:,} max_tool_message_tokens={args.max_tool_message_tokens:,}")
     print(f"{'trajectory':48} {'msgs':>4} {'chars':>8} | {'planner':>15} | {'compact':>15} | {'auto':>15}")
     for row in rows:
         cells = " | ".join(

@@ -129,7 +129,7 @@ def real_section(shared: Path, limit: int | None, failures: list[str]) -> Exampl
     print(format_frontier(all_rows))
     if "mini-swe-agent" in by_dataset:
         shortening_section(by_dataset["mini-swe-agent"], failures)
-    return joined(examples(every), extra)
+    return examples(every)  # real runs only: each scenario is held out in its own section
 
 
 def shortening_section(selected: list[Cut], failures: list[str]) -> None:

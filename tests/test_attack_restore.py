@@ -56,7 +56,7 @@ async def test_offload_restore_with_repeated_message_ids(ids: list[str], name: s
         RecordingSummarizer(),
         config=OffloadConfig(
             mode="auto",
-            max_total_tokens=2_000,
+            trigger_tokens=2_000,
             max_tool_message_tokens=300,
             compact_ratio_threshold=0.0,
             group_token_threshold=800,

@@ -252,7 +252,7 @@ def test_offload_speaks_the_files_format_and_restores_it(
     path = require_data(SWE_PLAIN)
     url = f"sqlite:{tmp_path / 'a.db'}"
     with _scope() as scope:
-        argv = ["offload", str(path), "--mode", "compact", "--max-total-tokens", "100"]
+        argv = ["offload", str(path), "--mode", "compact", "--trigger-tokens", "100"]
         code, out, err = _run([*argv, "--max-tool-message-tokens", "100", "--archive", url, *scope], capsys)
         report = json.loads(out)
         assert code == 0 and "read as swe-agent" in err

@@ -116,7 +116,7 @@ async def test_a_bare_message_list_is_refused_with_a_clear_error(strategy: str) 
     planner: Any = (
         _compactor(_drop_all(), tt.Mode.SHADOW)
         if strategy == "compactor"
-        else tt.OffloadStrategy(config=tt.OffloadConfig(max_total_tokens=10, mode=tt.OffloadMode.COMPACT))
+        else tt.OffloadStrategy(config=tt.OffloadConfig(trigger_tokens=10, mode=tt.OffloadMode.COMPACT))
     )
     for call_it in (planner.plan, planner.compact):
         with pytest.raises(TypeError, match=r"CompactionRequest, got list.*CompactionRequest\(messages\)"):

@@ -70,7 +70,7 @@ def test_shadow_without_an_archive_and_below_the_trigger(capsys: pytest.CaptureF
                 str(SCENARIOS / "payment_retry.json"),
                 "--mode",
                 "compact",
-                "--max-total-tokens",
+                "--trigger-tokens",
                 "100",
                 "--max-tool-message-tokens",
                 "300",

@@ -63,8 +63,8 @@ class OffloadConfig:
       planner shortens: a head of ``preview_chars`` (two thirds) and a tail (one third), up to
       ``excerpt_chars`` of the lines between that name what no other message mentions and error
       lines (`tracetrim.compactor._excerpt`; 0: head and tail only), and the planner's marker naming
-      the call id, the lines kept and the archive reference. An excerpt that would keep more than 40%
-      of its result is not made (the result stays whole), as in the planner. The default preview,
+      the call id, the lines kept and the archive reference. Where an excerpt would keep more than 40%
+      of its result (the planner's rule), the plain head and tail is used instead. The default preview,
       1,000 characters (about 250 tokens, an eighth of the result limit), shows what the result was
       without keeping its bulk. Results of ``exempt_tools`` stay whole: by default the recall tool's,
       so a recalled result is not offloaded again at once.
