@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import os
 import random
 import time
 from collections.abc import Callable, Mapping
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 import httpx
@@ -337,6 +338,37 @@ class JsonClientModel:
     async def aclose(self) -> None:
         """Close pooled connections."""
         await self._http.aclose()
+
+
+class HostedModel(JsonClientModel):
+    """A decision model behind a hosted API: a key and a base URL, each from the environment when
+    not given (`API_KEY_ENV`, `BASE_URL_ENV`, then `DEFAULT_BASE_URL`), and a default model name."""
+
+    SERVICE: ClassVar[str]
+    API_KEY_ENV: ClassVar[str]
+    BASE_URL_ENV: ClassVar[str]
+    DEFAULT_BASE_URL: ClassVar[str]
+    DEFAULT_MODEL: ClassVar[str]
+
+    def __init__(
+        self,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        model: str | None = None,
+        *,
+        timeout_s: float = 60.0,
+        retry: RetryPolicy | None = None,
+        client: httpx.AsyncClient | None = None,
+    ) -> None:
+        self.model = model or self.DEFAULT_MODEL
+        self._http = JsonClient(
+            base_url or os.environ.get(self.BASE_URL_ENV) or self.DEFAULT_BASE_URL,
+            api_key if api_key is not None else os.environ.get(self.API_KEY_ENV),
+            timeout_s=timeout_s,
+            retry=retry,
+            client=client,
+            service=self.SERVICE,
+        )
 
 
 def _reject_constant(name: str) -> float:

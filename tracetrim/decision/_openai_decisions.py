@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any
 
-import httpx
-
 from tracetrim._json import compact_json
-from tracetrim.decision._http import JsonClient, JsonClientModel, RetryPolicy, probability_or_none, usage_int
+from tracetrim.decision._http import HostedModel, probability_or_none, usage_int
 from tracetrim.decision._protocol import BinaryQuestion, DecisionModelError, DecisionResponse, Usage
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -27,7 +24,7 @@ def predicate_instructions(question: BinaryQuestion) -> str:
     return text
 
 
-class OpenAIDecisionsModel(JsonClientModel):
+class OpenAIDecisionsModel(HostedModel):
     """A decision model served by the OpenAI Decisions API (or a server speaking it).
 
     ``api_key`` defaults to ``OPENAI_API_KEY`` and ``base_url`` to ``OPENAI_BASE_URL`` (then
@@ -36,25 +33,11 @@ class OpenAIDecisionsModel(JsonClientModel):
     names are listed in ``metadata["refusals"]``.
     """
 
-    def __init__(
-        self,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        model: str = DEFAULT_MODEL,
-        *,
-        timeout_s: float = 60.0,
-        retry: RetryPolicy | None = None,
-        client: httpx.AsyncClient | None = None,
-    ) -> None:
-        self.model = model
-        self._http = JsonClient(
-            base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL,
-            api_key if api_key is not None else os.environ.get("OPENAI_API_KEY"),
-            timeout_s=timeout_s,
-            retry=retry,
-            client=client,
-            service="OpenAI Decisions",
-        )
+    SERVICE = "OpenAI Decisions"
+    API_KEY_ENV = "OPENAI_API_KEY"
+    BASE_URL_ENV = "OPENAI_BASE_URL"
+    DEFAULT_BASE_URL = DEFAULT_BASE_URL
+    DEFAULT_MODEL = DEFAULT_MODEL
 
     async def __call__(
         self, state: Mapping[str, Any], questions: Mapping[str, BinaryQuestion]

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any
 
-import httpx
-
-from tracetrim.decision._http import JsonClient, JsonClientModel, RetryPolicy, probability_or_none, usage_int
+from tracetrim.decision._http import HostedModel, probability_or_none, usage_int
 from tracetrim.decision._protocol import BinaryQuestion, DecisionModelError, DecisionResponse, Usage
 
 DEFAULT_BASE_URL = "https://api.typesafe.ai"
@@ -29,7 +26,7 @@ def noul_question(question: BinaryQuestion) -> dict[str, Any]:
     return wire
 
 
-class SystemOneModel(JsonClientModel):
+class SystemOneModel(HostedModel):
     """A decision model served by TypeSafe's Jev or any server that speaks the same API.
 
     ``api_key`` defaults to ``TYPESAFE_API_KEY`` and ``base_url`` to ``TYPESAFE_BASE_URL`` (then
@@ -37,25 +34,11 @@ class SystemOneModel(JsonClientModel):
     5xx are retried as ``retry`` says; other 4xx answers fail at once.
     """
 
-    def __init__(
-        self,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        model: str = DEFAULT_MODEL,
-        *,
-        timeout_s: float = 60.0,
-        retry: RetryPolicy | None = None,
-        client: httpx.AsyncClient | None = None,
-    ) -> None:
-        self.model = model
-        self._http = JsonClient(
-            base_url or os.environ.get("TYPESAFE_BASE_URL") or DEFAULT_BASE_URL,
-            api_key if api_key is not None else os.environ.get("TYPESAFE_API_KEY"),
-            timeout_s=timeout_s,
-            retry=retry,
-            client=client,
-            service="System One server",
-        )
+    SERVICE = "System One server"
+    API_KEY_ENV = "TYPESAFE_API_KEY"
+    BASE_URL_ENV = "TYPESAFE_BASE_URL"
+    DEFAULT_BASE_URL = DEFAULT_BASE_URL
+    DEFAULT_MODEL = DEFAULT_MODEL
 
     async def __call__(
         self, state: Mapping[str, Any], questions: Mapping[str, BinaryQuestion]
