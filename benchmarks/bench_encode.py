@@ -4,9 +4,10 @@ Run: python benchmarks/bench_encode.py [--sizes 1000,10000] [--repeat 3]
 
 Paths: `Compactor` in SHADOW (no scope) and ENFORCE (archive in memory), `OffloadStrategy` (compact mode)
 in ENFORCE, and an adapter's `compact_history` (ENFORCE, with a trigger, so the adapter measures the
-history first). "history x" counts encodes of the history's own messages (whole, in lists or in the
-snapshot document), in histories; "other x" everything else encoded (single blocks measured, rebuilt
-messages, questions), in the same unit. Times are medians of plans made without counting. Histories are
+history first), given a host's list or (``private``) the adapter's own conversion. "history x" counts
+encodes of the history's own messages (whole, in lists or in the snapshot document), in histories;
+"other x" everything else encoded (single blocks measured, rebuilt messages, questions), in the same
+unit. Times are medians of plans made without counting. Histories are
 `bench_plan.synthetic_history`; the judge is a zero-latency scripted model.
 """
 
@@ -68,6 +69,10 @@ def _paths() -> dict[str, Run]:
         "compactor ENFORCE": plan(_compactor(tt.Mode.ENFORCE), SCOPE),
         "offload ENFORCE": plan(_offload(), SCOPE),
         "adapter ENFORCE": lambda messages: compact_history(adapter, messages, scope=SCOPE, trigger_tokens=1),
+        # what an adapter does with its own conversion of the framework's history
+        "adapter private": lambda messages: compact_history(
+            adapter, messages, scope=SCOPE, trigger_tokens=1, private=True
+        ),
     }
 
 

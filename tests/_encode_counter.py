@@ -2,10 +2,11 @@
 
 `counting_encodes` replaces the module's orjson and its two json encoders with counting stand-ins.
 Each encode is weighed by what of a given history it carried: a message or a content block of the
-history (alone, in a list or in a snapshot document) counts its bytes towards ``history``; anything
-else (a rebuilt message or block, a question, the frame around a message's blocks) towards
-``other``. Messages and blocks are recognised by value, with the standard library's encoder, which
-is not counted.
+history (alone, in a list or in a snapshot document) counts its bytes towards ``history``, and so
+does an item of the same history in another format (``also``: what a converter reads, e.g. to derive
+ids from content); anything else (a rebuilt message or block, a question, the frame around a
+message's blocks) towards ``other``. Messages and blocks are recognised by value, with the standard
+library's encoder, which is not counted.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ class EncodeCount:
 
     originals: frozenset[str]
     history_bytes: int
+    alternates: frozenset[str] = frozenset()
     history: int = 0
     other: int = 0
     calls: int = 0
@@ -51,7 +53,10 @@ class EncodeCount:
         items = value if isinstance(value, list) else [value]
         carried = 0
         for item in items:
-            if isinstance(item, dict) and ("role" in item or "type" in item) and _key(item) in self.originals:
+            if not isinstance(item, dict):
+                continue
+            key = _key(item)
+            if (("role" in item or "type" in item) and key in self.originals) or key in self.alternates:
                 carried += len(orjson.dumps(item))
         return carried
 
@@ -90,13 +95,15 @@ class _Encoder:
 
 
 @contextlib.contextmanager
-def counting_encodes(history: Sequence[Any]) -> Iterator[EncodeCount]:
-    """Count every encode made through `tracetrim._json` inside the block, weighed against ``history``."""
+def counting_encodes(history: Sequence[Any], also: Sequence[Any] = ()) -> Iterator[EncodeCount]:
+    """Count every encode made through `tracetrim._json` inside the block, weighed against ``history``
+    (neutral messages); ``also`` holds the same history's items in the format an entry point read."""
     keys = {_key(message) for message in history}
     keys |= {_key(block) for message in history for block in message.get("content", ())}
     count = EncodeCount(
         originals=frozenset(key for key in keys if key is not None),
         history_bytes=sum(len(orjson.dumps(m)) for m in history) + len(history) + 1,
+        alternates=frozenset(key for key in map(_key, also) if key is not None),
     )
     saved = tj.orjson, tj._ENCODER, tj._COMPACT
     tj.orjson = _Orjson(count)  # type: ignore[assignment]
@@ -106,3 +113,28 @@ def counting_encodes(history: Sequence[Any]) -> Iterator[EncodeCount]:
         yield count
     finally:
         tj.orjson, tj._ENCODER, tj._COMPACT = saved
+
+
+MAX_HISTORIES = 2.0
+"""A compaction encodes the whole history at most this often (its copy, then the check that it did
+not change while planning; the archive stores the copy's bytes)."""
+
+OWNED_HISTORIES = 1.05
+"""An entry point that plans its own copy of the history (the CLI's file, the service's body, an
+adapter's conversion) encodes it once: the runner does not check a private copy for changes. The
+0.05 covers what is measured on its own besides (a shortened pair's call block)."""
+
+
+def enforcing_compactor() -> Any:
+    """A `Compactor` in ENFORCE mode over an in-memory archive that drops the first two read_file pairs
+    (c1, c2) and keeps the rest: what is written back is most of the history."""
+    import tracetrim as tt
+    from tracetrim.archive import KeyValueArchive, MemoryStore
+    from tracetrim.decision import ScriptedDecisionModel
+
+    return tt.Compactor(
+        ScriptedDecisionModel.by_call_id({"c1": (0.0, 0.0), "c2": (0.0, 0.0)}, default=(1.0, 1.0)),
+        config=tt.CompactorConfig(eligible_tools={"read_file"}, preserve_recent_messages=4),
+        execution=tt.ExecutionOptions(mode=tt.Mode.ENFORCE),
+        archive=KeyValueArchive(MemoryStore()),
+    )

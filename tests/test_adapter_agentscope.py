@@ -320,3 +320,18 @@ def test_bad_budget_settings_are_refused() -> None:
         TracetrimMiddleware(compactor, trigger_tokens="60%")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="context_window must be a positive"):
         TracetrimMiddleware(compactor, context_window=0)
+
+
+async def test_one_compaction_encodes_the_history_once(tmp_path: Any) -> None:
+    from tests._encode_counter import OWNED_HISTORIES, counting_encodes, enforcing_compactor
+    from tests._histories import tool_history
+
+    agent, _, _, _ = await _agent(tt.Mode.OFF, tmp_path, [])
+    scope = tt.Scope("u", "a", "s")
+    middleware = TracetrimMiddleware(enforcing_compactor(), scope=scope, trigger_tokens=None)
+    agent.state.context = [Msg.model_validate(m) for m in tool_history(8, size=12_000, tail=5)]
+    before = list(agent.state.context)
+    with counting_encodes([m.model_dump(mode="json") for m in before]) as count:
+        result = await middleware.compact_agent(agent)
+    assert result.archive_ref and agent.state.context != before
+    assert count.histories <= OWNED_HISTORIES  # its own conversion: encoded once

@@ -14,6 +14,7 @@ import tracetrim.harness_adapter as ha
 from tracetrim.archive import KeyValueArchive, MemoryStore
 from tracetrim.decision import ScriptedDecisionModel
 from tracetrim.harness_adapter._pairing import pairing_problem
+from tracetrim.harness_adapter._run import CompactingAdapter
 
 FRAMEWORKS = ("agentscope", "langchain", "langchain_core", "langgraph", "pydantic_ai", "agents")
 
@@ -62,12 +63,25 @@ def _history() -> list[dict[str, Any]]:
 
 
 class Broken:
-    """A strategy that loses a result but keeps its call."""
+    """A strategy that loses a result but keeps its call, and says it archived and adopted that."""
 
-    async def compact(self, request: tt.CompactionRequest) -> list[dict[str, Any]] | None:
+    async def plan(self, request: tt.CompactionRequest) -> tt.Outcome:
         messages = copy.deepcopy(list(request.messages))
         del messages[1]["content"][1]
-        return messages
+        stats = tt.PlanStats(messages_before=4, messages_after=4, chars_before=9000, chars_after=6000)
+        plan = tt.Plan(messages=messages, decisions=(), stats=stats, archive_ref="0" * 64)
+        return tt.Outcome(status=tt.Status.DECIDED, reason=tt.Reason.ARCHIVED_PROPOSAL, plan=plan)
+
+    async def compact(self, request: tt.CompactionRequest) -> list[dict[str, Any]] | None:
+        outcome = await self.plan(request)
+        return outcome.plan.messages if outcome.plan is not None else None
+
+
+class CompactOnly:
+    """A strategy without ``plan``: adapters cannot tell what it did, so they refuse it."""
+
+    async def compact(self, request: tt.CompactionRequest) -> list[dict[str, Any]] | None:
+        return None
 
 
 async def test_a_history_that_splits_a_pair_is_rejected() -> None:
@@ -75,6 +89,13 @@ async def test_a_history_that_splits_a_pair_is_rejected() -> None:
     result = await ha.compact_history(Broken(), history, scope=None)
     assert result.planned and result.messages is None
     assert history == _history()
+
+
+async def test_a_strategy_without_plan_is_refused_by_name() -> None:
+    with pytest.raises(tt.TracetrimError, match="CompactionStrategy"):
+        await ha.compact_history(CompactOnly(), _history(), scope=None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="plan"):  # at construction, before any history is seen
+        CompactingAdapter(CompactOnly())  # type: ignore[arg-type]
 
 
 def test_pairing_problem_cases() -> None:

@@ -261,3 +261,19 @@ def test_model_must_be_a_chat_model() -> None:
     compactor = tt.Compactor(ScriptedDecisionModel.by_call_id({}, default=(0.9, 0.9)))
     with pytest.raises(TypeError, match="BaseChatModel"):
         TracetrimAgentMiddleware(compactor, model="gpt-4o")  # type: ignore[arg-type]
+
+
+async def test_one_compaction_encodes_the_history_once() -> None:
+    from langgraph.runtime import Runtime
+
+    from tests._encode_counter import OWNED_HISTORIES, counting_encodes, enforcing_compactor
+    from tests._histories import tool_history
+    from tracetrim.formats import to_langchain
+
+    messages = to_langchain(tool_history(8, size=12_000, tail=5))
+    middleware = TracetrimAgentMiddleware(enforcing_compactor(), scope=tt.Scope("u", "a", "s"))
+    with counting_encodes(from_langchain(messages)) as count:
+        update = await middleware.abefore_model({"messages": messages}, Runtime())
+    assert update is not None and update["messages"]
+    assert middleware.last_result is not None and middleware.last_result.archive_ref
+    assert count.histories <= OWNED_HISTORIES  # its own conversion: encoded once

@@ -359,3 +359,24 @@ async def test_input_filter_with_server_managed_state(state: dict[str, Any]) -> 
     scope = tt.Scope("openai-agents", "bot", "default")
     assert await RecallTool(archive, scope)("c1") == f"<a.txt>\n{'r' * BIG}"
     assert [r.reason for r in records] == ["ARCHIVED_PROPOSAL"]  # the deltas are not planned
+
+
+async def test_one_compaction_encodes_the_history_once_plus_its_ids() -> None:
+    from agents.run_config import CallModelData, ModelInputData
+
+    from tests._encode_counter import OWNED_HISTORIES, counting_encodes, enforcing_compactor
+    from tests._histories import tool_history
+    from tracetrim.formats import to_openai_responses
+
+    items = to_openai_responses(tool_history(8, size=12_000, tail=5))
+    flt = TracetrimInputFilter(enforcing_compactor(), scope=tt.Scope("u", "a", "s"))
+    model_input = ModelInputData(input=items, instructions=None)
+    data = CallModelData(model_data=model_input, agent=Agent(name="a"), context=None)
+    with counting_encodes(from_openai_responses(items), items) as count:
+        sent = await flt(data)
+    assert len(sent.input) < len(items)
+    assert flt.last_result is not None and flt.last_result.archive_ref
+    # Encoded once (its own conversion), plus one pass over Responses items without an id (messages,
+    # tool outputs: each neutral id is a digest of the item's content). The items not sent are
+    # remembered by their call ids (server-managed state may offer them again), which costs no pass.
+    assert count.histories <= OWNED_HISTORIES + 1.0

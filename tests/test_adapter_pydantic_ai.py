@@ -25,7 +25,7 @@ def _require(module: str, extra: str) -> None:
 
 _require("pydantic_ai", "pydantic-ai")
 
-from pydantic_ai import Agent
+from pydantic_ai import Agent, RunContext
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -259,3 +259,41 @@ async def test_a_compactor_with_its_own_budget_keeps_it() -> None:
     )
     assert processor.budget == Budget()
     assert records and {r.target_tokens for r in records} == {300}
+
+
+def test_the_last_requests_pieces_are_found_without_converting_again() -> None:
+    from pydantic_ai.messages import SystemPromptPart, UserPromptPart
+
+    from tracetrim.formats._pydantic_ai import last_message_ids
+
+    result = ToolReturnPart("read_file", "x", tool_call_id="c1")
+    last = ModelRequest(parts=[result, SystemPromptPart("s"), UserPromptPart("u")])
+    same = ModelRequest(parts=[UserPromptPart("u")])
+    call = ModelResponse(parts=[ToolCallPart("read_file", {"path": "a"}, tool_call_id="c1")])
+    for history in ([same, call, last], [same, call, same], [last], [same, same]):
+        neutral = from_pydantic_ai(history)
+        head = len(from_pydantic_ai(history[:-1]))
+        assert last_message_ids(neutral) == [m["id"] for m in neutral[head:]]
+        assert len(last_message_ids(neutral)) == (3 if history[-1] is last else 1)
+
+
+async def test_one_compaction_encodes_the_history_once_plus_its_ids() -> None:
+    from pydantic_ai.messages import ModelMessagesTypeAdapter
+    from pydantic_ai.models.test import TestModel
+    from pydantic_ai.usage import RunUsage
+
+    from tests._encode_counter import OWNED_HISTORIES, counting_encodes, enforcing_compactor
+    from tests._histories import tool_history
+    from tracetrim.formats import to_pydantic_ai
+
+    messages = to_pydantic_ai(tool_history(8, size=12_000, tail=5))
+    processor = TracetrimHistoryProcessor(enforcing_compactor(), scope=tt.Scope("u", "a", "s"))
+    ctx = RunContext(deps=None, model=TestModel(), usage=RunUsage())
+    native = ModelMessagesTypeAdapter.dump_python(messages, mode="json")
+    with counting_encodes(from_pydantic_ai(messages), native) as count:
+        compacted = await processor(ctx, messages)
+    assert len(compacted) < len(messages)
+    assert processor.last_result is not None and processor.last_result.archive_ref
+    # encoded once (its own conversion), plus one pass over pydantic-ai's messages, which carry no ids:
+    # each neutral id is a digest of the message's content
+    assert count.histories <= OWNED_HISTORIES + 1.0

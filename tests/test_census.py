@@ -12,8 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tracetrim as tt
+import tracetrim.compactor._actions as actions
 import tracetrim.compactor._asking as asking
-from tracetrim.compactor._excerpt import offer_census, salience
+from tracetrim.compactor._excerpt import salience
 from tracetrim.decision import LearnedDecisionModel
 from tracetrim.decision._census import TermCensus, census_of
 from tracetrim.decision._feature_index import (
@@ -87,7 +88,7 @@ def _reference_unique(messages: list[dict[str, Any]]) -> dict[int, set[str]]:
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(_blocks, min_size=1, max_size=6))
-def test_one_read_gives_the_tokens_the_features_always_read_in_their_order(
+def test_one_read_gives_the_tokens_the_features_always_read(
     contents: list[list[tuple[str, str, bool]]],
 ) -> None:
     for message in _messages(contents):
@@ -95,12 +96,11 @@ def test_one_read_gives_the_tokens_the_features_always_read_in_their_order(
             read = _read(message["content"], census)
             assert _authored(read) == tokens(authored_text(message))
             expected = [
-                (result_text(b), list(tokens(result_text(b))))
+                (result_text(b), tokens(result_text(b)))
                 for b in message["content"]
                 if b["type"] == "tool_result"
             ]
-            # The order matters: float sums over these sets follow it.
-            assert [(text, list(found)) for text, found in read.results] == expected
+            assert read.results == expected
 
 
 @settings(max_examples=200, deadline=None)
@@ -137,17 +137,13 @@ def test_texts_past_the_clip_are_tokenised_clipped_and_counted_whole() -> None:
     assert middle in census.unique()[1]
 
 
-def test_the_offered_census_serves_only_its_own_history_and_only_once() -> None:
+def test_a_census_is_used_only_when_it_counted_every_message() -> None:
     history = [{"id": "m", "role": "user", "content": [_block("text", "value_1 fooBar")]}]
-    other = [dict(history[0])]  # equal, but another object: not the history the census counted
-    offer_census(history, census_of(history))
-    assert salience(other)._census is None  # computed from ``other`` itself
-    offer_census(history, census_of(history))
-    assert salience(history)._census is not None
-    assert salience(history)._census is None  # taken: a second index reads the history again
-    offer_census(history, TermCensus())  # counted no message: never offered
+    assert salience(history, census_of(history))._census is not None
+    assert salience(history, TermCensus())._census is None  # counted no message: read the history
     assert salience(history)._census is None
     assert salience(history).unique_to(0) == {"value_1", "foobar"}
+    assert salience(history, census_of(history)).unique_to(0) == {"value_1", "foobar"}
 
 
 def _history(size: int) -> list[dict[str, Any]]:
@@ -184,8 +180,19 @@ def test_a_plan_is_the_same_whether_the_excerpts_read_the_judges_census_or_their
         assert outcome.plan is not None, outcome
         return outcome.plan
 
+    handed: list[bool] = []
+    real_salience = actions.salience
+
+    def salience_spy(messages: Any, census: TermCensus | None = None) -> Any:
+        index = real_salience(messages, census)
+        handed.append(index._census is not None)
+        return index
+
+    monkeypatch.setattr(actions, "salience", salience_spy)
     shared = plan()
-    monkeypatch.setattr(asking, "offer_census", lambda messages, census: None)
+    real_view = asking.history_view
+    monkeypatch.setattr(asking, "history_view", lambda *a, **k: real_view(*a, **{**k, "census": False}))
     alone = plan()
+    assert handed == [True, False]  # the judge's census reached the excerpts, then (no census) did not
     assert any(d.action is tt.Action.DROP_RESULT for d in shared.decisions)  # excerpts were made
     assert shared.messages == alone.messages and shared.decisions == alone.decisions

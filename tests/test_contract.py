@@ -37,6 +37,7 @@ def test_the_library_answer_for_each_kind_of_outcome() -> None:
     assert shadow.plan is not None
     got = answer(shadow, sent)
     assert not got.changed and got.messages == sent and got.proposal == shadow.plan.messages
+    assert shadow.adopted is got.changed  # the library's Outcome says the same
     skipped = asyncio.run(tt.Compactor().plan(tt.CompactionRequest(sent)))  # nothing eligible
     got = answer(skipped, sent)
     assert not got.changed and got.messages == sent and got.proposal is None
@@ -63,8 +64,38 @@ def test_compact_in_enforce_mode_continues_with_the_adopted_history(
 
 def test_offload_in_shadow_mode_answers_the_same_way(capsys: pytest.CaptureFixture[str]) -> None:
     path = SCENARIOS / "payment_retry.json"
-    flags = ["--mode", "compact", "--max-total-tokens", "1000", "--max-tool-message-tokens", "100"]
+    flags = ["--mode", "compact", "--trigger-tokens", "1000", "--max-tool-message-tokens", "100"]
     document = _cli(["offload", str(path), *flags], capsys)
     assert document["reason"] == "SHADOW_PROPOSAL" and document["changed"] is False
     assert _same(document["messages"], json.loads(path.read_text())["messages"])
     assert document["proposal"] is not None and not _same(document["proposal"], document["messages"])
+
+
+@pytest.mark.parametrize("mode", [tt.Mode.SHADOW, tt.Mode.ENFORCE])
+@pytest.mark.parametrize("strategy", ["compactor", "offload"])
+def test_an_adapter_answers_the_same_way(mode: tt.Mode, strategy: str) -> None:
+    from tracetrim.archive import KeyValueArchive, MemoryStore
+    from tracetrim.harness_adapter import compact_history
+
+    scenario = load_scenario("payment_retry")
+    sent = scenario["messages"]
+    execution = tt.ExecutionOptions(mode=mode)
+    archive = KeyValueArchive(MemoryStore())
+    planner: tt.Compactor | tt.OffloadStrategy
+    if strategy == "compactor":
+        config = tt.CompactorConfig(eligible_tools=scenario["eligible_tool_names"])
+        planner = tt.Compactor(config=config, execution=execution, archive=archive)
+    else:
+        offload = tt.OffloadConfig(mode="compact", trigger_tokens=1000, max_tool_message_tokens=100)
+        planner = tt.OffloadStrategy(config=offload, execution=execution, archive=archive)
+    scope = tt.Scope("u", "a", "s")
+    result = asyncio.run(compact_history(planner, sent, scope=scope))
+    assert result.outcome is not None and result.outcome.plan is not None
+    got = answer(result.outcome, sent)
+    # the adapter hands back a history only when it changed; otherwise the host continues with its own
+    assert got.changed is (mode is tt.Mode.ENFORCE) is result.outcome.adopted
+    assert (result.messages is not None) is got.changed
+    if got.changed:
+        assert result.messages == got.messages and got.proposal is None and result.archive_ref
+    else:
+        assert got.messages == sent and got.proposal == result.outcome.plan.messages != sent

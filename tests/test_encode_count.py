@@ -1,9 +1,12 @@
 """A compaction encodes the whole history at most twice, on every path: once to copy and fingerprint it
-(the bytes an archive then stores), once to check that the host did not change it meanwhile."""
+(the bytes an archive then stores), once to check that the host did not change it meanwhile; an entry
+point planning its own copy (the CLI, the service, an adapter) only once. Each adapter's own test
+(tests/test_adapter_*.py) measures it through the adapter."""
 
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -11,17 +14,17 @@ from typing import Any
 import pytest
 
 import tracetrim as tt
-from tests._encode_counter import counting_encodes
+from tests._encode_counter import MAX_HISTORIES, OWNED_HISTORIES, counting_encodes
 from tests._histories import tool_history, user
 from tracetrim._json import canonical_bytes
 from tracetrim._snapshot import copy_messages, encode_each
 from tracetrim.archive import FileArchive, KeyValueArchive, MemoryStore, snapshot_document, snapshot_ref
 from tracetrim.archive._protocol import snapshot_frame
 from tracetrim.decision import BinaryQuestion, DecisionResponse, ScriptedDecisionModel
+from tracetrim.formats import HISTORY_FORMATS, to_anthropic, to_openai_chat, to_openai_responses
 from tracetrim.harness_adapter import compact_history
 
 SCOPE = tt.Scope("user-1", "agent-1", "session-1")
-MAX_HISTORIES = 2.0
 
 Archives = Callable[[Path], Any]
 ARCHIVES: dict[str, Archives] = {
@@ -135,3 +138,110 @@ async def test_a_value_changed_in_place_while_planning_is_noticed(mode: tt.Mode)
     outcome = await compactor.plan(tt.CompactionRequest(history, scope=SCOPE))
     assert (outcome.status, outcome.reason) == (tt.Status.ERROR, "TRANSCRIPT_CHANGED")
     assert history != original
+
+
+def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    from tracetrim.cli import main
+
+    assert main(argv) == 0
+    document: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return document
+
+
+ARCHIVE_SCOPE = ["--user", SCOPE.user_id, "--agent", SCOPE.agent_id, "--session", SCOPE.session_id]
+
+
+WRITERS: dict[str, Callable[[list[dict[str, Any]]], list[Any]]] = {
+    "neutral": list,
+    "openai": to_openai_chat,
+    "anthropic": lambda history: list(to_anthropic(history)["messages"]),
+    "responses": to_openai_responses,
+}
+"""Formats whose messages carry no ids get each neutral id from a digest of the message's content:
+one more pass over the history (``also``), so at most twice in all."""
+
+
+def _in_format(fmt: str) -> tuple[list[Any], list[Any]]:
+    """The history in ``fmt`` and, read back, as neutral messages (what the entry point plans)."""
+    native = WRITERS[fmt](_history())
+    return native, HISTORY_FORMATS[fmt].read(native)
+
+
+@pytest.mark.parametrize("fmt", WRITERS)
+@pytest.mark.parametrize("mode", ["shadow", "enforce"])
+def test_cli_compact_encodes_the_history_once(
+    mode: str, fmt: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    native, history = _in_format(fmt)
+    source = tmp_path / "history.json"
+    source.write_text(json.dumps(native))
+    archive = ["--archive", f"file:{tmp_path / 'archive'}", *ARCHIVE_SCOPE] if mode == "enforce" else []
+    argv = ["compact", str(source), "--eligible-tools", "read_file", "--model-backend", "lexical"]
+    with counting_encodes(history, native if fmt != "neutral" else ()) as count:
+        document = _cli([*argv, "--format", fmt, "--mode", mode, *archive], capsys)
+    assert document["changed"] is (mode == "enforce") and document["reason"].endswith("_PROPOSAL")
+    # its own copy: encoded once (plus the ids' digests where the format has none)
+    assert count.histories <= (OWNED_HISTORIES if fmt == "neutral" else MAX_HISTORIES)
+
+
+@pytest.mark.parametrize("mode", ["shadow", "enforce"])
+def test_cli_offload_encodes_the_history_once(
+    mode: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    history = _history()
+    source = tmp_path / "history.json"
+    source.write_text(json.dumps(history))
+    archive = ["--archive", f"file:{tmp_path / 'archive'}", *ARCHIVE_SCOPE] if mode == "enforce" else []
+    argv = ["offload", str(source), "--mode", "compact", "--keep-recent", "2"]
+    with counting_encodes(history) as count:
+        document = _cli([*argv, "--max-tool-message-tokens", "100", *archive], capsys)
+    assert document["changed"] is (mode == "enforce") and document["reason"].endswith("_PROPOSAL")
+    assert count.histories <= OWNED_HISTORIES  # its own copy: encoded once
+
+
+@pytest.mark.parametrize("fmt", ["neutral", "openai"])
+@pytest.mark.parametrize("mode", ["shadow", "enforce"])
+def test_a_service_compaction_encodes_the_history_once(mode: str, fmt: str, tmp_path: Path) -> None:
+    pytest.importorskip("uvicorn")
+    import httpx
+
+    from tests._asgi import ThreadedServer
+    from tracetrim.service import ServiceSettings, create_app
+
+    native, history = _in_format(fmt)
+    settings = ServiceSettings(model=ScriptedDecisionModel({}, default=0.0), archive=FileArchive(tmp_path))
+    body = {
+        "messages": native,
+        "format": fmt,
+        "eligible_tool_names": ["read_file"],
+        "options": {"mode": mode, "preserve_recent_messages": 4},
+        "scope": SCOPE.as_dict(),
+    }
+    also = native if fmt != "neutral" else ()
+    app = create_app(settings)
+    with ThreadedServer(app, lifespan="on") as server, counting_encodes(history, also) as count:
+        answer = httpx.post(f"{server.url}/v1/compact_context", json=body, timeout=30).json()
+    assert answer["changed"] is (mode == "enforce") and answer["reason"].endswith("_PROPOSAL")
+    # its own copy of the body: encoded once (plus the ids' digests where the format has none)
+    assert count.histories <= (OWNED_HISTORIES if fmt == "neutral" else MAX_HISTORIES)
+
+
+async def test_a_hosts_own_list_through_compact_history_is_still_checked_for_changes() -> None:
+    # Only an adapter's own conversion (private=True) skips the final check; a host's list keeps it.
+    history = tool_history(4)
+    edits: list[str] = []
+
+    async def meddling(state: Mapping[str, Any], questions: Mapping[str, BinaryQuestion]) -> DecisionResponse:
+        edits.append(f"edit {len(edits)} made while planning")
+        history[1]["content"][0]["text"] = edits[-1]
+        return DecisionResponse(model="m", answers=dict.fromkeys(questions, 0.0))
+
+    config = tt.CompactorConfig(eligible_tools={"read_file"}, preserve_recent_messages=4)
+    execution = tt.ExecutionOptions(mode=tt.Mode.ENFORCE)
+    archive = KeyValueArchive(MemoryStore())
+    compactor = tt.Compactor(meddling, config=config, execution=execution, archive=archive)
+    for trigger in (None, 10):
+        result = await compact_history(compactor, history, scope=SCOPE, trigger_tokens=trigger)
+        assert result.messages is None and result.outcome is not None
+        assert result.outcome.reason == "TRANSCRIPT_CHANGED"
+    assert len(edits) == 2

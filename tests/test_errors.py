@@ -61,3 +61,43 @@ def test_the_root_is_exported_and_builtin_mixins_are_kept() -> None:
 def test_one_except_clause_catches_any_library_error() -> None:
     with pytest.raises(TracetrimError):
         tracetrim.validate_messages([{"role": "nobody", "content": []}])
+
+
+BUILTIN_ERRORS = frozenset(
+    {"TypeError", "ValueError", "RuntimeError", "LookupError", "KeyError", "OSError", "Exception"}
+)
+PROTOCOL_RAISES = {
+    # json.dumps' ``default`` hook must raise TypeError itself; json turns it into its own error
+    "formats/_langchain.py": 1,
+    # the bundled examples are looked up like a mapping (tracetrim._examples is private)
+    "_examples/__init__.py": 1,
+}
+
+
+def _bare_raises() -> dict[str, int]:
+    """Per module, the ``raise TypeError(...)``-like statements: builtin errors that are no TracetrimError."""
+    import ast
+    from pathlib import Path
+
+    root = Path(tracetrim.__file__).parent
+    found: dict[str, int] = {}
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            exc = node.exc if isinstance(node, ast.Raise) else None
+            if isinstance(exc, ast.Call) and isinstance(exc.func, ast.Name) and exc.func.id in BUILTIN_ERRORS:
+                key = path.relative_to(root).as_posix()
+                found[key] = found.get(key, 0) + 1
+    return found
+
+
+def test_the_library_raises_its_own_errors() -> None:
+    # A mistake in a setting is a FieldValueError / FieldTypeError: a TracetrimError and still the
+    # builtin ValueError / TypeError a caller may catch.
+    found = _bare_raises()
+    assert {k: found.get(k) for k in PROTOCOL_RAISES} == PROTOCOL_RAISES  # the walk sees raises
+    assert {k: v for k, v in found.items() if k not in PROTOCOL_RAISES} == {}  # and nowhere else
+    from tracetrim.harness_adapter._window import check_settings
+
+    with pytest.raises(TracetrimError) as raised:
+        check_settings("many", None, None)
+    assert isinstance(raised.value, TypeError)

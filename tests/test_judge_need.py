@@ -59,6 +59,33 @@ def test_a_logistic_part_and_trees_add_up_in_the_same_order() -> None:
     assert "x2" in need_source(weights)
 
 
+def test_zero_coefficients_are_left_out_and_change_no_float() -> None:
+    # A trees-only fit has every coefficient zero; each would add a signed zero to z.
+    trees = [
+        Tree(
+            feature=[0, -1, -1],
+            threshold=[0.5, 0, 0],
+            left=[1, 0, 0],
+            right=[2, 0, 0],
+            value=[0, -0.25, 0.75],
+        )
+    ]
+    for intercept in (0.0, -0.0, 0.3):
+        weights = JudgeWeights(
+            features=("a", "b", "c"),
+            mean=(0.1, -2.0, 3.0),
+            scale=(1.5, 0.3, 7.0),
+            coef=(0.0, -1.1, 0.0),
+            intercept=intercept,
+            trees=trees,
+        )
+        source = need_source(weights)
+        assert "(x0 -" not in source and "(x2 -" not in source and "(x1 -" in source
+        need = compile_need(weights)
+        for x in _vectors(2000, 3, seed=3):
+            assert need(x).hex() == weights.need(x).hex()
+
+
 def test_a_tree_too_deep_to_compile_falls_back_to_walking_it() -> None:
     depth = 400  # far deeper than Python's parser nests; no fit makes such a tree
     feature = [0] * depth + [-1, -1]

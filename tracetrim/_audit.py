@@ -17,6 +17,7 @@ from tracetrim._errors import TracetrimError
 from tracetrim._followup import Followup
 from tracetrim._json import canonical_json
 from tracetrim._record import Record, RecordDetail, record_from_json, record_json
+from tracetrim._validators import FieldTypeError, FieldValueError
 
 
 class JsonLinesObserver:
@@ -45,7 +46,7 @@ class JsonLinesObserver:
     def report(self, followup: Followup) -> None:
         """Append ``followup``: the agent recalled or later used an earlier call's result."""
         if not isinstance(followup, Followup):
-            raise TypeError(f"report() takes a tracetrim.Followup, got {type(followup).__name__}")
+            raise FieldTypeError(f"report() takes a tracetrim.Followup, got {type(followup).__name__}")
         self._append(to_json_object(followup))
 
     def _append(self, data: dict[str, Any]) -> None:
@@ -86,7 +87,7 @@ class AuditInput:
 
 def _leaf(exc: BaseException, type_: type | None) -> str:
     # A validator's own message names the field and the value; cattrs would say only "invalid value".
-    if type(exc) is ValueError and str(exc):
+    if (type(exc) is ValueError or isinstance(exc, FieldValueError)) and str(exc):
         return str(exc)
     return format_exception(exc, type_)
 

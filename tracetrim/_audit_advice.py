@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import attrs
 
 from tracetrim._audit_summary import REMOVING, PairRow, ToolStats
+from tracetrim._validators import FieldValueError
 from tracetrim.compactor._policy import decide
 
 THRESHOLDS = tuple(round(0.05 * step, 2) for step in range(1, 20))
@@ -228,7 +229,7 @@ def recommend(
 ) -> Recommendation:
     """Sweep the thresholds and judge every tool against ``target_loss`` (default: no loss observed)."""
     if not 0.0 <= target_loss <= 1.0:
-        raise ValueError(f"target_loss must be between 0 and 1, got {target_loss!r}")
+        raise FieldValueError(f"target_loss must be between 0 and 1, got {target_loss!r}")
     points = sweep(rows)
     by_tool: dict[str, list[PairRow]] = {}
     for row in rows:

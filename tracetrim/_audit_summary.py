@@ -108,7 +108,7 @@ def tool_stats(rows: Iterable[PairRow]) -> tuple[ToolStats, ...]:
         by_tool[row.pair.tool].append(row)
     stats = []
     for tool, group in by_tool.items():
-        actions = Counter(row.pair.action for row in group if row.removed)
+        actions = Counter(row.pair.action.value for row in group if row.removed)
         stats.append(
             ToolStats(
                 tool=tool,

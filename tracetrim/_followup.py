@@ -9,7 +9,7 @@ from typing import Any
 import attrs
 
 from tracetrim._scope import Scope
-from tracetrim._validators import non_empty_string
+from tracetrim._validators import FieldTypeError, FieldValueError, non_empty_string
 
 EVENTS = ("recalled", "used")
 """``recalled``: the agent fetched the call's archived result; ``used``: it used the result later on."""
@@ -28,7 +28,7 @@ def now_iso() -> str:
 
 def _event(instance: Any, attribute: attrs.Attribute[str], value: str) -> None:
     if value not in EVENTS:
-        raise ValueError(f"Followup.event must be one of {', '.join(EVENTS)}, got {value!r}")
+        raise FieldValueError(f"Followup.event must be one of {', '.join(EVENTS)}, got {value!r}")
 
 
 @attrs.frozen(kw_only=True)
@@ -59,7 +59,7 @@ class Followup:
 
 def _scope(scope: Scope | None) -> dict[str, str] | None:
     if scope is not None and not isinstance(scope, Scope):
-        raise TypeError(f"scope must be a tracetrim.Scope or None, got {type(scope).__name__}")
+        raise FieldTypeError(f"scope must be a tracetrim.Scope or None, got {type(scope).__name__}")
     return scope.as_dict() if scope is not None else None
 
 
@@ -75,7 +75,9 @@ def quoted_calls(messages: Sequence[Mapping[str, Any]], since: int) -> list[str]
     data: identifiers, values and whole lines first seen in that result (`tracetrim.learn`).
     """
     if not 0 <= since <= len(messages):
-        raise ValueError(f"since must be between 0 and {len(messages)} (the history's length), got {since}")
+        raise FieldValueError(
+            f"since must be between 0 and {len(messages)} (the history's length), got {since}"
+        )
     from tracetrim.learn._labels import evidence
 
     return sorted(evidence(messages, since))

@@ -188,7 +188,13 @@ def _plain_copy(value: Any, depth: int) -> Any:
         if depth > MAX_NESTING:
             raise _TooDeep
         depth += 1
-        return {k: v if type(v) is str else _plain_copy(v, depth) for k, v in value.items()}
+        # Copied in C, then only the values that are not strings (few: most of a block is text) are
+        # replaced by their copies; replacing a value while iterating is safe, resizing is not done.
+        copied = value.copy()
+        for k, v in copied.items():
+            if type(v) is not str:
+                copied[k] = _plain_copy(v, depth)
+        return copied
     if kind is list:
         if depth > MAX_NESTING:
             raise _TooDeep

@@ -14,6 +14,8 @@ from typing import Any
 
 import structlog
 
+from tracetrim._validators import FieldValueError
+
 LOGGER_NAME = "tracetrim"
 
 logging.getLogger(LOGGER_NAME).addHandler(logging.NullHandler())
@@ -30,7 +32,7 @@ _PROCESSORS: list[Any] = [
 def get_logger(name: str = LOGGER_NAME) -> Any:
     """A structlog logger that writes JSON lines to the stdlib logger ``name`` ("tracetrim" or a child)."""
     if name != LOGGER_NAME and not name.startswith(LOGGER_NAME + "."):
-        raise ValueError(f"tracetrim loggers live under {LOGGER_NAME!r}, got {name!r}")
+        raise FieldValueError(f"tracetrim loggers live under {LOGGER_NAME!r}, got {name!r}")
     return structlog.wrap_logger(
         logging.getLogger(name), processors=_PROCESSORS, wrapper_class=structlog.stdlib.BoundLogger
     )

@@ -14,6 +14,7 @@ from tracetrim._followup import now_iso
 from tracetrim._json import canonical_json
 from tracetrim._logging import logger as _log
 from tracetrim._snapshot import Message, text_of_output
+from tracetrim._validators import FieldValueError
 from tracetrim.compactor._outcome import Outcome, PairDecision, PlanStats
 
 if TYPE_CHECKING:
@@ -46,26 +47,18 @@ class RecordDetail:
 
     def __attrs_post_init__(self) -> None:
         if self.content and not self.pairs:
-            raise ValueError("RecordDetail.content needs pairs=True: content is carried per pair")
+            raise FieldValueError("RecordDetail.content needs pairs=True: content is carried per pair")
 
 
 @attrs.frozen(kw_only=True)
-class PairRecord:
-    """One pair's decision as a record carries it: no content unless the observer asked for it.
+class PairRecord(PairDecision):
+    """One pair's decision as a record carries it: the `PairDecision`, its sizes in tokens, its age,
+    and no content unless the observer asked for it.
 
     ``age_turns`` counts the assistant messages after the one holding the call (0: the latest turn;
     None where the call was not found). Tokens are estimated from characters.
     """
 
-    key: str
-    call_id: str
-    tool: str
-    action: str
-    reason: str
-    keep_call: float | None = None
-    keep_result: float | None = None
-    chars_before: int = 0
-    chars_after: int = 0
     tokens_before: int = 0
     tokens_after: int = 0
     age_turns: int | None = None
@@ -172,15 +165,7 @@ def pair_records(
     contents = _contents(messages) if detail.content else {}
     return tuple(
         PairRecord(
-            key=decision.key,
-            call_id=decision.call_id,
-            tool=decision.tool,
-            action=decision.action.value,
-            reason=decision.reason,
-            keep_call=decision.keep_call,
-            keep_result=decision.keep_result,
-            chars_before=decision.chars_before,
-            chars_after=decision.chars_after,
+            **attrs.asdict(decision, recurse=False),
             tokens_before=chars_to_tokens(decision.chars_before),
             tokens_after=chars_to_tokens(decision.chars_after),
             age_turns=ages.get(decision.call_id),

@@ -306,17 +306,25 @@ class EncodedHistory(list[Message]):
 
     Made by `encode_each` for a caller that had to encode the history anyway (an adapter measuring it
     against its trigger): `copy_messages` then copies it without encoding it again. The bytes are
-    trusted to be the messages' own, so the history must not change between the two.
+    trusted to be the messages' own, so the history must not change between the two. ``owned`` says
+    that its messages are the caller's private copy, which nothing changes while it is planned either
+    (an adapter's conversion, a parsed request): the runner then does not encode it again to check.
     """
 
-    __slots__ = ("blocks", "encoded")
+    __slots__ = ("blocks", "encoded", "owned")
 
     def __init__(
-        self, messages: Iterable[Message], encoded: Sequence[bytes], blocks: Sequence[Sequence[int]]
+        self,
+        messages: Iterable[Message],
+        encoded: Sequence[bytes],
+        blocks: Sequence[Sequence[int]],
+        *,
+        owned: bool = False,
     ) -> None:
         super().__init__(messages)
         self.encoded = list(encoded)
         self.blocks = list(blocks)
+        self.owned = owned
 
 
 def _encoded_message(message: Any) -> tuple[bytes, Sequence[int]]:
@@ -326,10 +334,13 @@ def _encoded_message(message: Any) -> tuple[bytes, Sequence[int]]:
     return canonical_bytes(message), ()  # not a message: copy_messages refuses it before its bytes
 
 
-def encode_each(messages: Sequence[Message]) -> EncodedHistory:
-    """``messages`` as an `EncodedHistory`; raises ``TypeError``/``ValueError`` for one JSON cannot carry."""
+def encode_each(messages: Sequence[Message], *, owned: bool = False) -> EncodedHistory:
+    """``messages`` as an `EncodedHistory` (``owned``: see there); raises ``TypeError``/``ValueError``
+    for one JSON cannot carry."""
     encoded = [_encoded_message(message) for message in messages]
-    return EncodedHistory(messages, [data for data, _ in encoded], [blocks for _, blocks in encoded])
+    return EncodedHistory(
+        messages, [data for data, _ in encoded], [blocks for _, blocks in encoded], owned=owned
+    )
 
 
 def encoded_length(history: EncodedHistory) -> int:

@@ -19,6 +19,7 @@ from typing import TypeVar
 from tracetrim._json import sha256_hex
 from tracetrim._scope import Scope
 from tracetrim._snapshot import Message
+from tracetrim._validators import FieldValueError
 from tracetrim.archive._document import (
     EncodedSnapshot,
     check_encoded,
@@ -255,7 +256,7 @@ class FileArchive:
 
     def __init__(self, root: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES) -> None:
         if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes <= 0:
-            raise ValueError(f"max_bytes must be a positive integer, got {max_bytes!r}")
+            raise FieldValueError(f"max_bytes must be a positive integer, got {max_bytes!r}")
         self.root = Path(root)
         self.max_bytes = max_bytes
 

@@ -8,6 +8,7 @@ from typing import TypeVar
 
 from tracetrim._scope import Scope
 from tracetrim._snapshot import Message
+from tracetrim._validators import FieldTypeError, FieldValueError
 from tracetrim.archive._document import EncodedSnapshot, check_encoded, decode_snapshot, encode_snapshot
 from tracetrim.archive._errors import ArchiveCorruptedError, ArchiveError, ArchiveNotFoundError
 from tracetrim.archive._protocol import DEFAULT_MAX_BYTES, ArchiveEntry, check_ref, scope_key, scope_label
@@ -41,14 +42,14 @@ class KeyValueArchive:
     ) -> None:
         missing = [name for name in _STORE_METHODS if not callable(getattr(store, name, None))]
         if missing:
-            raise TypeError(
+            raise FieldTypeError(
                 f"{type(store).__name__} cannot serve as an archive store: it lacks {', '.join(missing)}"
                 " (an atomic create-if-absent is required)"
             )
         if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes <= 0:
-            raise ValueError(f"max_bytes must be a positive integer, got {max_bytes!r}")
+            raise FieldValueError(f"max_bytes must be a positive integer, got {max_bytes!r}")
         if "{" in namespace or "}" in namespace:
-            raise ValueError("namespace must not contain '{' or '}' (the scope hash is the hash tag)")
+            raise FieldValueError("namespace must not contain '{' or '}' (the scope hash is the hash tag)")
         self.store = store
         self.max_bytes = max_bytes
         self.namespace = namespace

@@ -6,6 +6,7 @@ import asyncio
 import re
 from typing import Any
 
+from tracetrim._validators import FieldValueError
 from tracetrim.archive._errors import ArchiveError
 from tracetrim.archive._store import StoredItem
 
@@ -47,9 +48,9 @@ class PostgresStore:
         self, conninfo: str, *, table: str = "tracetrim_store", connect_timeout: float = 10.0
     ) -> None:
         if not isinstance(conninfo, str) or not conninfo:
-            raise ValueError("PostgresStore needs a postgresql:// URL or a libpq connection string")
+            raise FieldValueError("PostgresStore needs a postgresql:// URL or a libpq connection string")
         if not isinstance(table, str) or not _TABLE_NAME.fullmatch(table):
-            raise ValueError(
+            raise FieldValueError(
                 f"table must be a lower-case SQL identifier of at most 63 characters, got {table!r}"
             )
         self.conninfo = conninfo

@@ -11,6 +11,7 @@ from tracetrim._logging import logger as _log
 from tracetrim._marker import RECALL_TOOL_NAME, is_shortened
 from tracetrim._scope import Scope
 from tracetrim._snapshot import text_of_output
+from tracetrim._validators import FieldTypeError, FieldValueError
 from tracetrim.archive._calls import find_call
 from tracetrim.archive._errors import ArchiveError, ArchiveNotFoundError, CallNotFoundError
 from tracetrim.archive._protocol import Archive, check_ref, scope_label
@@ -61,9 +62,9 @@ class RecallTool:
         self, archive: Archive, scope: Scope, *, max_snapshots: int = 100, reporter: Reporter | None = None
     ) -> None:
         if max_snapshots < 1:
-            raise ValueError(f"max_snapshots must be at least 1, got {max_snapshots!r}")
+            raise FieldValueError(f"max_snapshots must be at least 1, got {max_snapshots!r}")
         if reporter is not None and not callable(reporter):
-            raise TypeError(f"reporter must be a callable taking a tracetrim.Followup, got {reporter!r}")
+            raise FieldTypeError(f"reporter must be a callable taking a tracetrim.Followup, got {reporter!r}")
         self.archive = archive
         self.scope = scope
         self.max_snapshots = max_snapshots

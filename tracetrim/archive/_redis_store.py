@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tracetrim._validators import FieldTypeError, FieldValueError
 from tracetrim.archive._store import StoredItem
 
 # SET NX and the index update happen in one script so a crash never leaves a value out of its index.
@@ -31,7 +32,7 @@ def index_key(key_or_prefix: str) -> str:
     start = key_or_prefix.find("{")
     end = key_or_prefix.find("}", start + 1)
     if start < 0 or end < 0 or end == start + 1:
-        raise ValueError(
+        raise FieldValueError(
             f"RedisStore keys need a non-empty {{hash tag}} so one scope stays on one slot: {key_or_prefix!r}"
         )
     return key_or_prefix[: end + 1] + ":index"
@@ -55,7 +56,7 @@ class RedisStore:
             self._owns_client = False
         pool = getattr(client, "connection_pool", None)
         if getattr(pool, "connection_kwargs", {}).get("decode_responses"):
-            raise ValueError("RedisStore needs a client created with decode_responses=False")
+            raise FieldValueError("RedisStore needs a client created with decode_responses=False")
         self.client: Any = client
         self._create = client.register_script(_CREATE)
         self._delete = client.register_script(_DELETE)
@@ -73,7 +74,7 @@ class RedisStore:
         value = await self.client.get(key)
         if value is None or isinstance(value, bytes):
             return value
-        raise TypeError("RedisStore needs a client created with decode_responses=False")
+        raise FieldTypeError("RedisStore needs a client created with decode_responses=False")
 
     async def delete(self, key: str) -> bool:
         """Remove ``key`` and its index entry; True when it existed."""

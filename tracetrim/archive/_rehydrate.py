@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 
 from tracetrim._marker import is_shortened, tombstone_call_id
 from tracetrim._snapshot import Block, Message, validate_messages
+from tracetrim._validators import FieldValueError
 from tracetrim.archive._calls import tool_key
 from tracetrim.archive._errors import CallNotFoundError
 
@@ -73,8 +74,8 @@ def _align(archived: list[Message], current: list[Message], dropped: set[_Key]) 
         if c is None:
             label = f"archived message {i}" + (f" ({message['id']!r})" if "id" in message else "")
             if any(_derives_from(message, current[c], dropped) for c in range(cursor)):
-                raise ValueError(f"current history reorders {label}")
-            raise ValueError(f"cannot align {label} with the current history")
+                raise FieldValueError(f"current history reorders {label}")
+            raise FieldValueError(f"cannot align {label} with the current history")
         mapping[i] = c
         cursor = c + 1
     return mapping

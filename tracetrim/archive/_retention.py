@@ -7,6 +7,7 @@ from datetime import timedelta
 from typing import Protocol, runtime_checkable
 
 from tracetrim._scope import Scope
+from tracetrim._validators import FieldValueError
 from tracetrim.archive._protocol import Archive
 
 
@@ -35,14 +36,14 @@ async def prune(
     rule is required. Archives with a ``sweep`` method (`FileArchive`) are swept first.
     """
     if keep_last is None and older_than is None:
-        raise ValueError("prune needs keep_last, older_than or both")
+        raise FieldValueError("prune needs keep_last, older_than or both")
     if keep_last is not None and (
         isinstance(keep_last, bool) or not isinstance(keep_last, int) or keep_last < 0
     ):
-        raise ValueError(f"keep_last must be a non-negative integer, got {keep_last!r}")
+        raise FieldValueError(f"keep_last must be a non-negative integer, got {keep_last!r}")
     max_age = older_than.total_seconds() if isinstance(older_than, timedelta) else older_than
     if max_age is not None and max_age < 0:
-        raise ValueError(f"older_than must not be negative, got {older_than!r}")
+        raise FieldValueError(f"older_than must not be negative, got {older_than!r}")
     if isinstance(archive, SupportsSweep):
         await archive.sweep(scope)
     entries = await archive.list(scope)

@@ -14,7 +14,7 @@ from tracetrim._convert import to_json_object
 from tracetrim.archive import close_archive
 from tracetrim.cli._archive_args import add_archive_arguments, archive_failures, open_scoped_archive
 from tracetrim.cli._errors import CliError
-from tracetrim.cli._formats import add_format_arguments, default_tools, from_neutral, to_neutral
+from tracetrim.cli._formats import add_format_arguments, as_owned, default_tools, from_neutral, to_neutral
 from tracetrim.cli._input import HistoryFile, read_histories
 from tracetrim.cli._model_options import add_model_arguments, model_from_args
 from tracetrim.cli._records import add_records_argument, records_observer
@@ -22,6 +22,7 @@ from tracetrim.cli._settings import add_config_arguments, build_config
 from tracetrim.cli._summary import RunSummary
 from tracetrim.compactor import CompactionRequest, Compactor, ExecutionOptions, Mode, Outcome
 from tracetrim.decision import DecisionModel
+from tracetrim.formats._common import ValidatedHistory
 
 
 def register(commands: Any) -> None:
@@ -74,13 +75,19 @@ def result_document(outcome: Outcome, sent: list[Any]) -> dict[str, Any]:
 
 
 def in_format(document: dict[str, Any], history: HistoryFile) -> dict[str, Any]:
-    """The document with its histories in the input's format (``messages`` keeps Anthropic's ``system``)."""
+    """The document with its histories in the input's format (``messages`` keeps Anthropic's ``system``).
+
+    Unless ``changed``, ``messages`` is the history as the file has it: nothing to convert back."""
     out: dict[str, Any] = {"format": history.format}
     for key, value in document.items():
-        if key == "messages" and isinstance(value, list):
-            out.update(from_neutral(value, history.format, history.source))
+        if key == "messages" and not document.get("changed"):
+            out["messages"] = history.messages
+            if history.format == "anthropic" and "system" in history.fields:
+                out["system"] = history.fields["system"]
+        elif key == "messages" and isinstance(value, list):  # adopted: the plan's, validated by its runner
+            out.update(from_neutral(ValidatedHistory(value), history.format, history.source))
         elif key == "proposal" and isinstance(value, list):
-            written = from_neutral(value, history.format, history.source)
+            written = from_neutral(ValidatedHistory(value), history.format, history.source)
             out[key] = written["messages"] if set(written) == {"messages"} else written
         else:
             out[key] = value
@@ -110,7 +117,7 @@ async def _compact_one(
     execution = ExecutionOptions(mode=Mode(args.mode), budget_s=args.budget, observer=records_observer(args))
     compactor = Compactor(model, config=config, execution=execution, archive=archive)
     request = CompactionRequest(
-        messages,
+        as_owned(messages),
         args.goal if args.goal is not None else history.goal,
         args.next_action if args.next_action is not None else history.next_action,
         scope=scope,

@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
-from tracetrim._snapshot import Message, SnapshotError
+from tracetrim._snapshot import Message, SnapshotError, encode_each
 from tracetrim.cli._errors import CliError
 from tracetrim.cli._input import HistoryFile
 from tracetrim.formats import HISTORY_FORMATS
@@ -49,6 +49,17 @@ def to_neutral(history: HistoryFile) -> list[Message]:
         raise CliError(f"{history.source}: not valid {history.format} messages: {exc}") from None
     except ImportError as exc:
         raise CliError(f"{history.source}: the {history.format} format needs {exc.name} installed") from None
+
+
+def as_owned(messages: list[Message]) -> Sequence[Message]:
+    """``messages`` (a conversion of the file, this command's own) with each message's canonical JSON,
+    marked as owned: the runner copies the history from it and does not encode it again to check for
+    changes, so it is encoded once (`EncodedHistory`). As given when JSON cannot carry it: the runner
+    then names the place."""
+    try:
+        return encode_each(messages, owned=True)
+    except (TypeError, ValueError):
+        return messages
 
 
 def from_neutral(messages: Sequence[Any], fmt: str, source: str) -> dict[str, Any]:

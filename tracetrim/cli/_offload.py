@@ -14,7 +14,7 @@ from tracetrim.cli._archive_args import add_archive_arguments, archive_failures,
 from tracetrim.cli._arg_types import non_negative_float, non_negative_int
 from tracetrim.cli._compact import in_format, result_document
 from tracetrim.cli._errors import CliError
-from tracetrim.cli._formats import add_format_arguments, to_neutral
+from tracetrim.cli._formats import add_format_arguments, as_owned, to_neutral
 from tracetrim.cli._input import read_histories
 from tracetrim.cli._records import add_records_argument, records_observer
 from tracetrim.compactor._config import ExecutionOptions, Mode
@@ -100,7 +100,7 @@ def _offload(args: argparse.Namespace) -> int:
     messages = to_neutral(history)
     strategy, archive, scope = _strategy(args)
     request = CompactionRequest(
-        messages,
+        as_owned(messages),
         goal=args.goal or history.goal,
         scope=scope,
         protected_message_ids=tuple(args.protect_message or history.protected_message_ids),

@@ -18,6 +18,7 @@ from tracetrim.compactor._pairs import Pair
 from tracetrim.compactor._policy import decide
 from tracetrim.compactor._rebuild import Shortening, rebuild
 from tracetrim.compactor._repeats import REPEATED, repeated_results
+from tracetrim.decision._census import TermCensus
 
 CACHE_CAP = "cache_cap"
 """Why a candidate before the `cache_boundary` is kept: changing it would rewrite more cached tokens
@@ -44,17 +45,19 @@ def choose_actions(
     ref: str,
     tokens: Sequence[int],
     count: TokenCounter,
+    census: TermCensus | None = None,
 ) -> Chosen:
     """The thresholds' action for each candidate or, with a token budget, the cheapest way to the target
     (`plan_budget`); candidates before the cache cap's boundary are kept either way. ``tokens`` holds
-    each message's tokens (`token_counts`)."""
+    each message's tokens (`token_counts`); ``census``, the judge's census of ``messages`` if it made
+    one, spares the excerpts a pass over the history (`salience`)."""
     boundary = cache_boundary(tokens, config.max_cache_rewrite_tokens)
     changeable = [pair for pair in candidates if _first_message(pair) >= boundary]
     actions = {p.key: (Action.KEEP, CACHE_CAP) for p in candidates if _first_message(p) < boundary}
     shortening = Shortening(config.truncate_head_chars, config.truncate_tail_chars)
     if config.trigger_tokens is not None and config.target_tokens is not None:
         if config.excerpt_chars:
-            shortening = _with_excerpts(shortening, config, messages)
+            shortening = _with_excerpts(shortening, config, messages, census)
         costs = pair_costs(
             messages, pairs, changeable, probabilities, ref, shortening, count, tombstones=config.tombstones
         )
@@ -70,7 +73,7 @@ def choose_actions(
             config.discard,
         )
     if config.excerpt_chars and any(action is Action.DROP_RESULT for action, _ in actions.values()):
-        shortening = _with_excerpts(shortening, config, messages)
+        shortening = _with_excerpts(shortening, config, messages, census)
     return _with_pointers(Chosen(actions, shortening), pairs, changeable, config)
 
 
@@ -89,9 +92,11 @@ def _with_pointers(
     return attrs.evolve(chosen, actions=actions, pointers=pointers)
 
 
-def _with_excerpts(shortening: Shortening, config: CompactorConfig, messages: list[Message]) -> Shortening:
+def _with_excerpts(
+    shortening: Shortening, config: CompactorConfig, messages: list[Message], census: TermCensus | None
+) -> Shortening:
     # The salience index costs a pass over the history: built only when something is shortened.
-    return attrs.evolve(shortening, budget=config.excerpt_chars, index=salience(messages))
+    return attrs.evolve(shortening, budget=config.excerpt_chars, index=salience(messages, census))
 
 
 def _first_message(pair: Pair) -> int:

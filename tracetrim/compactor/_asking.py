@@ -17,13 +17,13 @@ from tracetrim._tokens import TokenCounter
 from tracetrim.compactor._answers import InvalidAnswer, ModelFailed, ask
 from tracetrim.compactor._batches import RequestOverBudget, make_batches
 from tracetrim.compactor._config import CompactorConfig
-from tracetrim.compactor._excerpt import offer_census
 from tracetrim.compactor._judging import history_view, judge_history, stated_plan
 from tracetrim.compactor._observation import StateOverBudget, default_goal, default_next_action, observe
 from tracetrim.compactor._outcome import Outcome, Reason, Status
 from tracetrim.compactor._pairs import Pair
 from tracetrim.compactor._request import CompactionRequest
 from tracetrim.decision import DecisionModel, Usage
+from tracetrim.decision._census import TermCensus
 from tracetrim.decision._history import HistoryJudge
 
 WHOLE_HISTORY = "whole_history"
@@ -40,6 +40,10 @@ class Judged:
     usage: Usage = attrs.field(factory=Usage)
     state_tokens: int = 0
     stage: str = ""
+    census: TermCensus | None = attrs.field(default=None, eq=False, repr=False)
+    """The term census of the whole history an in-process judge filled on its way through it (None
+    when it made none, or counted only part): the excerpts read it (`salience`) rather than
+    tokenising the history a second time."""
 
 
 def _error(reason: Reason, detail: str) -> Outcome:
@@ -64,14 +68,13 @@ async def judge(
         next_action = request.next_action or stated_plan(messages)
         view = history_view(messages, pairs, goal=goal, next_action=next_action, census=True)
         try:
-            judged = Judged(judge_history(model, view), stage=WHOLE_HISTORY)
+            probabilities = judge_history(model, view)
         except ModelFailed as exc:
             return _error(Reason.MODEL_ERROR, str(exc))
         except InvalidAnswer as exc:
             return _error(Reason.INVALID_ANSWER, str(exc))
-        if view.census is not None:
-            offer_census(messages, view.census)
-        return judged
+        census = view.census if view.census is not None and view.census.messages == len(messages) else None
+        return Judged(probabilities, stage=WHOLE_HISTORY, census=census)
     next_action = request.next_action or default_next_action(messages)
     try:
         observation = observe(

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 
 import attrs
 
 from tracetrim._record import make_record
 from tracetrim._tokens import estimate_tokens
+from tracetrim._validators import FieldTypeError, FieldValueError
 from tracetrim.archive import Archive
 from tracetrim.compactor._actions import choose_actions
 from tracetrim.compactor._asking import judge
@@ -49,15 +51,31 @@ class Compactor(Strategy):
         if model is None:
             model = LearnedDecisionModel()
         if not (callable(model) or isinstance(model, HistoryJudge)):
-            raise TypeError("model must be a DecisionModel (an async callable taking state and questions)")
+            raise FieldTypeError(
+                "model must be a DecisionModel (an async callable taking state and questions)"
+            )
         self.model: DecisionModel | HistoryJudge = model
         self.config = config or CompactorConfig()
         self.execution = execution or ExecutionOptions()
         if self.execution.mode is Mode.ENFORCE and archive is None:
-            raise ValueError(
+            raise FieldValueError(
                 "ENFORCE mode needs an archive: the original is saved before a shorter one is adopted"
             )
         self.archive = archive
+
+    @property
+    def own_budget(self) -> bool:
+        """Whether ``config`` sets a token budget of its own (`CompactorConfig.budgeted`)."""
+        return self.config.budgeted
+
+    def with_budget(self, trigger_tokens: int, target_tokens: int) -> Compactor:
+        """Itself when its config has a budget of its own, else a copy whose config carries this one
+        (the original is not changed: a host may share it)."""
+        if self.own_budget:
+            return self
+        twin = copy.copy(self)
+        twin.config = attrs.evolve(self.config, trigger_tokens=trigger_tokens, target_tokens=target_tokens)
+        return twin
 
     @property
     def max_transcript_chars(self) -> int:
@@ -129,6 +147,7 @@ class Compactor(Strategy):
             ref=ref,
             tokens=per_message,
             count=count,
+            census=judged.census,
         )
 
         def make(ref: str) -> Proposal:

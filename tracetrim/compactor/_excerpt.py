@@ -12,7 +12,6 @@ history builds the index, each excerpt is one pass over its result.
 from __future__ import annotations
 
 import bisect
-import contextvars
 import heapq
 import itertools
 import math
@@ -51,7 +50,7 @@ class Salience:
 
     Read from the history on first use, in one pass (`tracetrim.decision._census`): a plan whose
     excerpts are all settled without it (`_choose`) never reads the history for it. ``census``, when
-    given, is that pass already made (by the judge, `offer_census`). The history must not change in
+    given, is that pass already made (by the judge: see `salience`). The history must not change in
     between; a plan's history is its own copy.
     """
 
@@ -74,30 +73,13 @@ class Salience:
 
 _NONE: frozenset[str] = frozenset()
 
-_OFFERED: contextvars.ContextVar[tuple[Sequence[Message], TermCensus] | None] = contextvars.ContextVar(
-    "tracetrim_offered_census", default=None
-)
-"""The census the judge of the plan running in this context filled, with the history it counts."""
 
-
-def offer_census(messages: Sequence[Message], census: TermCensus) -> None:
-    """Hand `salience` a census of ``messages`` that a judge filled, if it counted every message.
-
-    It is kept in this context (the plan's task) until `salience` takes it for the same ``messages``
-    object or the next plan offers another: the two stages run one after the other in one task, and
-    a concurrent plan, in a task or thread of its own, never sees it.
-    """
-    _OFFERED.set((messages, census) if census.messages == len(messages) else None)
-
-
-def salience(messages: Sequence[Message]) -> Salience:
-    """The index every excerpt of one plan reads (`Salience`), from the census the judge offered
-    for this very history when there is one."""
-    offered = _OFFERED.get()
-    if offered is not None:
-        _OFFERED.set(None)
-        if offered[0] is messages:
-            return Salience(messages, offered[1])
+def salience(messages: Sequence[Message], census: TermCensus | None = None) -> Salience:
+    """The index every excerpt of one plan reads (`Salience`). ``census``: a census of ``messages``
+    that the judge filled on its way through them (`tracetrim.compactor._asking.Judged.census`),
+    used when it counted every message; otherwise the index reads the history itself."""
+    if census is not None and census.messages == len(messages):
+        return Salience(messages, census)
     return Salience(messages)
 
 

@@ -48,9 +48,13 @@ def pair_decisions(
 def _pair_sizes(messages: Sequence[Message], pairs: Sequence[Pair], blocks: BlockSizes | None) -> list[int]:
     """Characters of each pair's call and result blocks as they stand in ``messages``
     (`tracetrim.compactor._rebuild.pair_chars` of each pair, measured in one batch)."""
-    places = [[at for at in (pair.call_at, pair.result_at) if at] for pair in pairs]
     if blocks is not None:
-        return [sum(blocks.of(i, j) for i, j in found) for found in places]
+        of = blocks.of
+        return [
+            (of(*pair.call_at) if pair.call_at else 0) + (of(*pair.result_at) if pair.result_at else 0)
+            for pair in pairs
+        ]
+    places = [[at for at in (pair.call_at, pair.result_at) if at] for pair in pairs]
     sizes = iter(canonical_lengths([messages[i]["content"][j] for found in places for i, j in found]))
     return [sum(next(sizes) for _ in found) for found in places]
 

@@ -59,8 +59,8 @@ def _reason(value: str) -> Reason:
     return Reason(value)
 
 
-class Action(enum.Enum):
-    """What happens to one call/result pair."""
+class Action(enum.StrEnum):
+    """What happens to one call/result pair (a `enum.StrEnum`, like `Reason`: ``Action.KEEP == "keep"``)."""
 
     KEEP = "keep"
     DROP_RESULT = "drop_result"

@@ -11,6 +11,7 @@ import attrs
 from tracetrim._json import canonical_length, text_nesting_exceeds
 from tracetrim._marker import MARKER_PREFIX, has_mark
 from tracetrim._snapshot import Block, Message, text_of_output
+from tracetrim._validators import FieldValueError
 
 PIN_KEYS = ("tracetrim.pinned", "jev.context.pinned")
 
@@ -81,7 +82,7 @@ def protected_messages(
 
 
 def _reject_constant(name: str) -> Any:
-    raise ValueError(f"non-finite number {name}")
+    raise FieldValueError(f"non-finite number {name}")
 
 
 # One decoder for the process: json.loads with an option builds a new decoder on every call.

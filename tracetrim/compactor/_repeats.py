@@ -60,6 +60,8 @@ def _containing(
     lines: frozenset[str], holders: Mapping[str, list[int]], whole: Sequence[tuple[Pair, frozenset[str]]]
 ) -> Pair | None:
     """The newest whole result holding every one of ``lines``, or None."""
+    if not holders.keys() >= lines:
+        return None  # a line no whole result holds (the usual case): one subset test, no ranking
     rarest = min(lines, key=lambda line: len(holders.get(line, ())))
     for index in holders.get(rarest, ())[:MAX_COMPARED]:
         pair, held = whole[index]

@@ -8,16 +8,16 @@ from typing import Any
 import attrs
 
 from tracetrim._scope import Scope
-from tracetrim._validators import int_in
+from tracetrim._validators import FieldTypeError, int_in
 
 
 def _ids(value: Any) -> tuple[str, ...]:
     if isinstance(value, str):
-        raise TypeError("expected a collection of ids, got a single string")
+        raise FieldTypeError("expected a collection of ids, got a single string")
     ids = tuple(value)
     for item in ids:
         if not isinstance(item, str):
-            raise TypeError(f"ids must be strings, got {item!r}")
+            raise FieldTypeError(f"ids must be strings, got {item!r}")
     return ids
 
 

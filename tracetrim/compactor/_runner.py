@@ -22,6 +22,7 @@ import attrs
 from tracetrim._record import emit_record
 from tracetrim._scope import Scope
 from tracetrim._snapshot import LIST_FRAME, Message, SnapshotError, framed
+from tracetrim._validators import FieldTypeError
 from tracetrim.archive import Archive
 from tracetrim.archive._protocol import EncodedSnapshot, EncodedSnapshotArchive, snapshot_frame
 from tracetrim.compactor._config import ExecutionOptions, Mode
@@ -80,6 +81,17 @@ class Strategy(abc.ABC):
     ) -> Proposal | Outcome:
         """A proposal for one loaded history whose markers name ``ref``, or why there is none."""
 
+    @property
+    def own_budget(self) -> bool:
+        """Whether this strategy brings its own trigger and target, which an adapter leaves alone
+        (`OffloadStrategy`'s config always has a trigger; `Compactor` overrides this)."""
+        return True
+
+    def with_budget(self, trigger_tokens: int, target_tokens: int) -> Strategy:
+        """This strategy planning to ``trigger_tokens`` / ``target_tokens``: a copy when it takes the
+        budget (the original is not changed: a host may share it), itself when it has `own_budget`."""
+        return self
+
     async def plan(self, request: CompactionRequest) -> Outcome:
         """Plan ``request`` and return the outcome; see `Outcome` for what each status means."""
         return await run(
@@ -112,7 +124,7 @@ async def run(
     ``INTERNAL_ERROR`` outcome, so a bug never takes the host's agent down with it.
     """
     if not isinstance(request, CompactionRequest):
-        raise TypeError(
+        raise FieldTypeError(
             f"plan() and compact() take a tracetrim.CompactionRequest, got {type(request).__name__};"
             " wrap the history: CompactionRequest(messages)"
         )

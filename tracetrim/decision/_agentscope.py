@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from tracetrim._validators import FieldTypeError
 from tracetrim.decision._http import probability_or_none, usage_int
 from tracetrim.decision._protocol import BinaryQuestion, DecisionModelError, DecisionResponse, Usage
 
@@ -32,7 +33,7 @@ class AgentScopeClassifierModel:
 
     def __init__(self, classifier: Any, **call_options: Any) -> None:
         if not isinstance(classifier, _classifier_base()):
-            raise TypeError(
+            raise FieldTypeError(
                 f"expected an agentscope.classifier.ClassifierModelBase, got {type(classifier).__name__}"
             )
         self.classifier = classifier

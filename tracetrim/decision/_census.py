@@ -2,7 +2,8 @@
 
 The census is filled message by message. The excerpt stage (`tracetrim.compactor._excerpt`) takes
 one on its own when it needs it; an in-process judge that tokenises every message anyway fills one
-on the way (`HistoryView.census`), so the history is tokenised once per plan, not twice.
+on the way (`HistoryView.census`), and the planner hands that one to the excerpts with the judge's
+answers (`tracetrim.compactor._asking.Judged.census`): the history is tokenised once per plan.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ import attrs
 import httpx
 
 from tracetrim._json import compact_json
-from tracetrim._validators import is_number, is_real
+from tracetrim._validators import FieldValueError, is_number, is_real
 from tracetrim.decision._http import (
     JsonClient,
     JsonClientModel,
@@ -177,13 +177,13 @@ class ChatLogprobsModel(JsonClientModel):
     ) -> None:
         base = base_url or os.environ.get("OPENAI_BASE_URL")
         if not base:
-            raise ValueError("ChatLogprobsModel needs a base_url (e.g. http://127.0.0.1:8000/v1)")
+            raise FieldValueError("ChatLogprobsModel needs a base_url (e.g. http://127.0.0.1:8000/v1)")
         if not model:
-            raise ValueError("ChatLogprobsModel needs a model name, as the server knows it")
+            raise FieldValueError("ChatLogprobsModel needs a model name, as the server knows it")
         if not 1 <= max_concurrency <= 256:
-            raise ValueError(f"max_concurrency must be between 1 and 256, got {max_concurrency}")
+            raise FieldValueError(f"max_concurrency must be between 1 and 256, got {max_concurrency}")
         if not 1 <= top_logprobs <= 20:
-            raise ValueError(f"top_logprobs must be between 1 and 20, got {top_logprobs}")
+            raise FieldValueError(f"top_logprobs must be between 1 and 20, got {top_logprobs}")
         self.model = model
         self.top_logprobs = top_logprobs
         self.max_concurrency = max_concurrency

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from dotenv import dotenv_values
 
+from tracetrim._validators import FieldValueError
 from tracetrim.decision._protocol import DecisionModel
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ def from_env(environ: Mapping[str, str] | None = None) -> DecisionModel:
 
         return LearnedDecisionModel(env.get("DECISION_MODEL_FILE") or None)
     if env.get("DECISION_MODEL_FILE"):
-        raise ValueError(f"DECISION_MODEL_FILE is for the learned backend, not {backend!r}")
+        raise FieldValueError(f"DECISION_MODEL_FILE is for the learned backend, not {backend!r}")
     if backend == "lexical":
         from tracetrim.decision._lexical import LexicalDecisionModel
 
@@ -87,13 +88,13 @@ def from_env(environ: Mapping[str, str] | None = None) -> DecisionModel:
 
         chat_base = base or env.get("OPENAI_BASE_URL")
         if not chat_base:
-            raise ValueError("DECISION_MODEL_BASE_URL must name the chat server for backend 'chat'")
+            raise FieldValueError("DECISION_MODEL_BASE_URL must name the chat server for backend 'chat'")
         if not name:
-            raise ValueError("DECISION_MODEL_NAME must name the served model for backend 'chat'")
+            raise FieldValueError("DECISION_MODEL_NAME must name the served model for backend 'chat'")
         return ChatLogprobsModel(base_url=chat_base, model=name, api_key=key or env.get("OPENAI_API_KEY"))
     if backend == "agentscope":
         return _agentscope_model(env, key, name, base)
-    raise ValueError(f"DECISION_MODEL_BACKEND must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    raise FieldValueError(f"DECISION_MODEL_BACKEND must be one of {', '.join(BACKENDS)}, got {backend!r}")
 
 
 def _agentscope_model(
@@ -111,7 +112,7 @@ def _agentscope_model(
 
         jev_key = key or env.get("TYPESAFE_API_KEY")
         if not jev_key:
-            raise ValueError(_MISSING_KEY.format("TYPESAFE_API_KEY", "jev"))
+            raise FieldValueError(_MISSING_KEY.format("TYPESAFE_API_KEY", "jev"))
         jev = TypeSafeCredential(api_key=SecretStr(jev_key), base_url=base or env.get("TYPESAFE_BASE_URL"))
         return AgentScopeClassifierModel(JevClassifierModel(jev, model=name or "jev-latest"))
     if kind == "openai":
@@ -120,7 +121,7 @@ def _agentscope_model(
 
         openai_key = key or env.get("OPENAI_API_KEY")
         if not openai_key:
-            raise ValueError(_MISSING_KEY.format("OPENAI_API_KEY", "openai"))
+            raise FieldValueError(_MISSING_KEY.format("OPENAI_API_KEY", "openai"))
         oa = OpenAICredential(api_key=SecretStr(openai_key), base_url=base or env.get("OPENAI_BASE_URL"))
         return AgentScopeClassifierModel(OpenAIClassifierModel(oa, model=name or "gpt-6-luna"))
-    raise ValueError(f"DECISION_MODEL_CLASSIFIER must be one of {', '.join(CLASSIFIERS)}, got {kind!r}")
+    raise FieldValueError(f"DECISION_MODEL_CLASSIFIER must be one of {', '.join(CLASSIFIERS)}, got {kind!r}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import operator
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence, Set
 from typing import Any, NamedTuple
 
@@ -67,6 +68,8 @@ def _read(content: Iterable[Mapping[str, Any]], census: bool) -> _Read:
         if census:
             for key in ("text", "input", "output"):  # as `message_texts` reads them
                 value = block.get(key)
+                if value is None:  # the usual case: a block has one of the three
+                    continue
                 if isinstance(value, str):
                     found = terms(value)
                     read.every.append(found)
@@ -119,8 +122,8 @@ def _stem_overlap(found: set[str], prefixes: set[str], theirs: set[str]) -> floa
         return 0.0
     shared = prefixes & theirs
     held = len(shared)
-    for stem in shared:
-        if stem.isdigit() and not any(w[:5] == stem and not w.isdigit() for w in found):
+    for stem in filter(str.isdigit, shared):  # few stems are all digits: the rest are not looked at
+        if not any(w[:5] == stem and not w.isdigit() for w in found):
             held -= 1
     return held / len(theirs)
 
@@ -224,23 +227,21 @@ class HistoryIndex:
         self._messages = messages
         self._first: dict[str, int] | None = None
         weighted = targets.weighted
-        df = dict.fromkeys(weighted, 0)
+        df: Counter[str] = Counter()  # counted in C: every message adds to it
         seen_before: set[str] = set()
         for i, message in enumerate(messages):
             is_judged = i in judged
             role = message.get("role")
             read = _read(message.get("content", ()), census is not None)
             authored = _authored(read) if role != "system" else set()
-            seen = set(authored)
-            found: set[str] = set()
-            results: list[tuple[str, set[str]]] = []
-            for text, tokens_of_result in read.results:
-                if is_judged:
-                    found |= tokens_of_result
-                seen |= tokens_of_result
-                results.append((text, lines_of(text)))
+            result_tokens = [tokens_of_result for _, tokens_of_result in read.results]
+            seen = authored.union(*result_tokens)
+            # Most messages hold one result or none: its own set is the union, and no copy is made.
+            found = result_tokens[0] if len(result_tokens) == 1 else set().union(*result_tokens)
+            results = [(text, lines_of(text)) for text, _ in read.results]
             if census is not None:
-                census.add(set().union(*read.every))
+                every = read.every
+                census.add(every[0] if len(every) == 1 else set().union(*every))
             if is_judged:
                 self.found[i] = reduce_found(found, targets, found - seen_before)
             for text, lines in results:
@@ -252,14 +253,13 @@ class HistoryIndex:
             for _, lines in results:
                 self.line_last.update(dict.fromkeys(lines, i))
             seen_before |= seen
-            for token in seen & weighted:
-                df[token] += 1
+            df.update(seen & weighted)
             if role == "assistant":
                 self.last_authored.update(dict.fromkeys(authored, i))
                 self.line_authored.update(dict.fromkeys(lines_of("\n".join(read.parts)), i))
         count = max(len(messages), 1)
         default = math.log(1 + count) + 1
-        self.idf = {t: math.log((1 + count) / (1 + n)) + 1 if n else default for t, n in df.items()}
+        self.idf = {t: math.log((1 + count) / (1 + n)) + 1 if (n := df[t]) else default for t in weighted}
         """Inverse document frequency of each weighted token (a token no message holds weighs most)."""
 
     def line_counts(self, r: int, text: str) -> tuple[int, int, int, int]:

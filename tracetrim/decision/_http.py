@@ -19,7 +19,14 @@ from tenacity.wait import wait_base
 
 from tracetrim._json import compact_bytes
 from tracetrim._logging import get_logger
-from tracetrim._validators import int_in, is_number, is_real, non_negative_number, probability
+from tracetrim._validators import (
+    FieldValueError,
+    int_in,
+    is_number,
+    is_real,
+    non_negative_number,
+    probability,
+)
 from tracetrim.decision._protocol import DecisionModelError
 
 _log = get_logger("tracetrim.decision.http")
@@ -155,7 +162,7 @@ def api_root(base_url: str) -> str:
     if root.endswith("/v1"):
         root = root[: -len("/v1")]
     if not root.startswith(("http://", "https://")):
-        raise ValueError(f"base URL must start with http:// or https://, got {base_url!r}")
+        raise FieldValueError(f"base URL must start with http:// or https://, got {base_url!r}")
     return root
 
 
@@ -372,7 +379,7 @@ class HostedModel(JsonClientModel):
 
 
 def _reject_constant(name: str) -> float:
-    raise ValueError(f"non-finite JSON constant {name}")
+    raise FieldValueError(f"non-finite JSON constant {name}")
 
 
 def usage_int(value: Any) -> int:

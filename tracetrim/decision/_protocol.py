@@ -8,12 +8,12 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 
 from tracetrim._errors import TracetrimError
-from tracetrim._validators import int_in
+from tracetrim._validators import FieldTypeError, int_in
 
 
 def _optional_str(instance: Any, attribute: attrs.Attribute[str | None], value: str | None) -> None:
     if value is not None and not isinstance(value, str):
-        raise TypeError(f"BinaryQuestion.{attribute.name} must be a string or None")
+        raise FieldTypeError(f"BinaryQuestion.{attribute.name} must be a string or None")
 
 
 @attrs.frozen

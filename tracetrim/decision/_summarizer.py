@@ -14,6 +14,7 @@ import httpx
 
 from tracetrim._render import block_text, shorten
 from tracetrim._snapshot import Message
+from tracetrim._validators import FieldValueError
 from tracetrim.decision._chat_logprobs import CHAT_PATH, chat_content, chat_usage
 from tracetrim.decision._env import load_environment
 from tracetrim.decision._http import JsonClient, JsonClientModel, RetryPolicy
@@ -116,11 +117,11 @@ class ChatSummarizer(JsonClientModel):
         client: httpx.AsyncClient | None = None,
     ) -> None:
         if not model:
-            raise ValueError("ChatSummarizer needs a model name, as the server knows it")
+            raise FieldValueError("ChatSummarizer needs a model name, as the server knows it")
         if max_prompt_chars < 2_000:
-            raise ValueError(f"max_prompt_chars must be at least 2000, got {max_prompt_chars}")
+            raise FieldValueError(f"max_prompt_chars must be at least 2000, got {max_prompt_chars}")
         if max_summary_tokens < 16:
-            raise ValueError(f"max_summary_tokens must be at least 16, got {max_summary_tokens}")
+            raise FieldValueError(f"max_summary_tokens must be at least 16, got {max_summary_tokens}")
         self.model = model
         self.max_prompt_chars = max_prompt_chars
         self.max_summary_tokens = max_summary_tokens
@@ -136,10 +137,10 @@ class ChatSummarizer(JsonClientModel):
         env = load_environment() if environ is None else dict(environ)
         base = env.get("SUMMARY_MODEL_BASE_URL") or env.get("OPENAI_BASE_URL")
         if not base:
-            raise ValueError("SUMMARY_MODEL_BASE_URL must name the chat server that writes summaries")
+            raise FieldValueError("SUMMARY_MODEL_BASE_URL must name the chat server that writes summaries")
         name = env.get("SUMMARY_MODEL_NAME")
         if not name:
-            raise ValueError("SUMMARY_MODEL_NAME must name the model that writes summaries")
+            raise FieldValueError("SUMMARY_MODEL_NAME must name the model that writes summaries")
         key = env.get("SUMMARY_MODEL_API_KEY") or env.get("OPENAI_API_KEY") or None
         return cls(base, name, key, **options)
 

@@ -194,14 +194,18 @@ def need_source(weights: JudgeWeights) -> str:
     """Python source of ``need(x)`` for ``weights``: `JudgeWeights.need` unrolled.
 
     Floats are written with ``repr`` (which reads back as the same float) and every addition
-    happens in `JudgeWeights.need`'s order, so the result is bit for bit the same.
+    happens in `JudgeWeights.need`'s order, so the result is bit for bit the same (for the finite
+    features the judge computes: a zero coefficient's term, a signed zero, is left out).
     """
     count = len(weights.features)
     # Each feature in a local of its own (x0, x1, ...): reading a local is cheaper than indexing.
     unpacked = ", ".join(f"x{n}" for n in range(count)) + ("," if count == 1 else "")
     lines = ["def need(x):", f"    {unpacked} = x", f"    z = {weights.intercept!r}"]
     for n, (mean, scale, coef) in enumerate(zip(weights.mean, weights.scale, weights.coef, strict=True)):
-        lines.append(f"    z += {coef!r} * (x{n} - {mean!r}) / {scale!r}")
+        # A zero coefficient (all of them in a trees-only fit) adds a signed zero: no change to z
+        # that the result can tell apart, so no line.
+        if coef != 0.0:
+            lines.append(f"    z += {coef!r} * (x{n} - {mean!r}) / {scale!r}")
     for tree in weights.trees:
         lines.extend(_tree_lines(tree, 0, 1))
     lines.append("    return 1.0 / (1.0 + exp(-z)) if z > -700 else 0.0")

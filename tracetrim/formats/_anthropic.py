@@ -6,7 +6,7 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
-from tracetrim._snapshot import Block, Message, SnapshotError, validate_messages
+from tracetrim._snapshot import Block, Message, SnapshotError
 from tracetrim.formats._common import (
     attach_meta,
     dump_input,
@@ -15,6 +15,7 @@ from tracetrim.formats._common import (
     is_raw,
     mark_pending,
     message_id,
+    neutral_input,
     parse_input,
     raw_block,
     require_dict,
@@ -227,7 +228,7 @@ def to_anthropic(messages: Sequence[Any]) -> dict[str, Any]:
     raises `SnapshotError`. Tool results go to a user message after the calls' assistant message; states
     ``error``, ``interrupted`` and ``denied`` set ``is_error``.
     """
-    neutral = validate_messages(messages)
+    neutral = neutral_input(messages)
     result: dict[str, Any] = {}
     system: list[Block] = []
     system_meta: dict[str, Any] = {}

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from tracetrim._json import digest
-from tracetrim._snapshot import Block, Message, SnapshotError
+from tracetrim._snapshot import Block, Message, SnapshotError, validate_messages
 
 RAW = "raw"
 """Neutral block type wrapping a part a format has that the neutral form has no block for."""
@@ -18,6 +18,23 @@ BLOCK_METADATA = "tracetrim.block_metadata"
 ``response_metadata``) holding the neutral tool_result block's ``metadata`` (e.g. tracetrim's
 shortened-result marker), so it survives neutral -> native -> neutral. Formats whose native metadata
 field is the block's own (pydantic-ai ``ToolReturnPart.metadata``) need no key."""
+
+
+class ValidatedHistory(list[Message]):
+    """Neutral messages a runner validated and copied itself (a plan's history, an adopted one).
+
+    The writers (`to_openai_chat`, `to_pydantic_ai`, ...) take them as they are, rather than validating
+    and copying them again, which would encode the history once more. Only for a plan's own messages:
+    whoever wraps them vouches that they are valid and that nothing else holds them.
+    """
+
+
+def neutral_input(messages: Any) -> list[Message]:
+    """What a writer converts: ``messages`` validated and copied (`validate_messages`), or as they are
+    when they are a `ValidatedHistory`."""
+    if type(messages) is ValidatedHistory:
+        return messages
+    return validate_messages(messages)
 
 
 def meta_key(fmt: str) -> str:

@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from tracetrim._snapshot import Block, Message, SnapshotError, validate_messages
+from tracetrim._snapshot import Block, Message, SnapshotError
 from tracetrim.formats._common import (
     BLOCK_METADATA,
     attach_meta,
@@ -17,6 +17,7 @@ from tracetrim.formats._common import (
     is_raw,
     mark_pending,
     message_id,
+    neutral_input,
     parse_input,
     raw_block,
     unsupported,
@@ -338,6 +339,6 @@ def to_langchain(messages: Sequence[Any]) -> list[BaseMessage]:
     ``response_metadata["tracetrim.block_metadata"]``.
     """
     out: list[BaseMessage] = []
-    for i, message in enumerate(validate_messages(messages)):
+    for i, message in enumerate(neutral_input(messages)):
         out.extend(_convert(message, i))
     return out

@@ -9,12 +9,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tracetrim._snapshot import Block, Message, SnapshotError, text_of_output, validate_messages
+from tracetrim._snapshot import Block, Message, SnapshotError, text_of_output
 from tracetrim.formats._common import (
     attach_meta,
     extras,
     format_meta,
     mark_pending,
+    neutral_input,
     parse_input,
     require_dict,
     require_str,
@@ -196,7 +197,7 @@ def to_mini_swe_agent(messages: Sequence[Any]) -> list[dict[str, Any]]:
     and no thinking: those are dropped. Other block types raise `SnapshotError`.
     """
     out: list[dict[str, Any]] = []
-    for i, message in enumerate(validate_messages(messages)):
+    for i, message in enumerate(neutral_input(messages)):
         out.extend(_convert(message, i))
     return out
 

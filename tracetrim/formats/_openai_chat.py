@@ -6,7 +6,7 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
-from tracetrim._snapshot import Block, Message, SnapshotError, validate_messages
+from tracetrim._snapshot import Block, Message, SnapshotError
 from tracetrim.formats._common import (
     attach_meta,
     extras,
@@ -14,6 +14,7 @@ from tracetrim.formats._common import (
     is_raw,
     mark_pending,
     message_id,
+    neutral_input,
     require_dict,
     require_str,
     text_parts,
@@ -281,6 +282,6 @@ def to_openai_chat(messages: Sequence[Any]) -> list[dict[str, Any]]:
     message. OpenAI chat has no message ids, no thinking and no error flag on results: those are dropped.
     """
     out: list[dict[str, Any]] = []
-    for i, message in enumerate(validate_messages(messages)):
+    for i, message in enumerate(neutral_input(messages)):
         out.extend(_convert(message, i))
     return out

@@ -6,7 +6,7 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
-from tracetrim._snapshot import Block, Message, SnapshotError, validate_messages
+from tracetrim._snapshot import Block, Message, SnapshotError
 from tracetrim.formats._common import (
     attach_meta,
     content_id,
@@ -15,6 +15,7 @@ from tracetrim.formats._common import (
     is_raw,
     mark_pending,
     message_id,
+    neutral_input,
     raw_block,
     require_dict,
     require_str,
@@ -304,6 +305,6 @@ def to_openai_responses(messages: Sequence[Any]) -> list[dict[str, Any]]:
     """
     seen: dict[str, int] = {}
     out: list[dict[str, Any]] = []
-    for i, message in enumerate(validate_messages(messages)):
+    for i, message in enumerate(neutral_input(messages)):
         out.extend(_convert(message, i, seen))
     return out

@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from tracetrim._snapshot import Block, Message, SnapshotError, validate_messages
+from tracetrim._snapshot import Block, Message, SnapshotError
 from tracetrim.formats._common import (
     attach_meta,
     dump_input,
@@ -15,6 +15,7 @@ from tracetrim.formats._common import (
     is_raw,
     mark_pending,
     message_id,
+    neutral_input,
     raw_block,
     unsupported,
 )
@@ -133,6 +134,20 @@ def from_pydantic_ai(messages: Sequence[Any]) -> list[Message]:
     return mark_pending(out)
 
 
+def last_message_ids(neutral: Sequence[Message]) -> list[str]:
+    """The ids of the neutral messages the last pydantic-ai message became (`from_pydantic_ai` splits a
+    request by role; its pieces share a group, which no other message has)."""
+    if not neutral:
+        return []
+    group = format_meta(neutral[-1], FORMAT).get("group")
+    ids: list[str] = []
+    for message in reversed(neutral):
+        if format_meta(message, FORMAT).get("group") != group:
+            break
+        ids.append(message["id"])
+    return ids[::-1]
+
+
 def _block_to_part(
     block: Block, recorded: dict[str, Any] | None, kind: str, i: int, j: int
 ) -> dict[str, Any]:
@@ -219,7 +234,7 @@ def to_pydantic_ai(messages: Sequence[Any]) -> list[ModelMessage]:
     """
     from pydantic_ai.messages import ModelMessagesTypeAdapter
 
-    neutral = validate_messages(messages)
+    neutral = neutral_input(messages)
     out: list[dict[str, Any]] = []
     last_group: str | None = None
     for i, message in enumerate(neutral):

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tracetrim._snapshot import Message, SnapshotError, text_of_output, validate_messages
-from tracetrim.formats._common import attach_meta, format_meta, mark_pending, require_dict
+from tracetrim._snapshot import Message, SnapshotError, text_of_output
+from tracetrim.formats._common import attach_meta, format_meta, mark_pending, neutral_input, require_dict
 from tracetrim.formats._openai_chat import FORMAT as CHAT_FORMAT
 from tracetrim.formats._openai_chat import from_openai_chat, to_openai_chat
 
@@ -158,6 +158,6 @@ def to_swe_agent_history(messages: Sequence[Any]) -> list[dict[str, Any]]:
     message it was, with the result's text (shortened, if compaction shortened it).
     """
     out: list[dict[str, Any]] = []
-    for i, message in enumerate(validate_messages(messages)):
+    for i, message in enumerate(neutral_input(messages)):
         out.extend(_history_entries(message, i))
     return out

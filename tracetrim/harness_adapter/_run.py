@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Sequence
 
 import attrs
 
 from tracetrim._logging import logger as _log
-from tracetrim._marker import MARKER_KEY
 from tracetrim._scope import Scope
 from tracetrim._snapshot import EncodedHistory, Message, encode_each, encoded_length
+from tracetrim._validators import FieldTypeError
 from tracetrim.compactor import CompactionRequest, Outcome
+from tracetrim.formats._common import ValidatedHistory
 from tracetrim.harness_adapter._markers import restore_markers
 from tracetrim.harness_adapter._pairing import pairing_problem
-from tracetrim.harness_adapter._strategy import CompactionStrategy, PlanningStrategy
+from tracetrim.harness_adapter._strategy import CompactionStrategy
 
 
 @attrs.frozen
@@ -21,15 +23,22 @@ class AdapterResult:
     """What one compaction attempt produced for the host.
 
     ``messages`` is the neutral history to adopt, or None when the host keeps what it has (OFF, SHADOW,
-    below the trigger, nothing to gain, any failure). ``outcome`` is the strategy's outcome when it is a
-    `PlanningStrategy` (`Compactor`, `OffloadStrategy`); ``archive_ref`` names the archived original
-    ("" when none).
+    below the trigger, nothing to gain, any failure). ``outcome`` is the strategy's outcome (None when
+    it was not asked); ``archive_ref`` names the archived original ("" when none).
     """
 
     messages: list[Message] | None
     outcome: Outcome | None = None
     archive_ref: str = ""
     planned: bool = False
+
+
+def to_write(result: AdapterResult) -> list[Message]:
+    """``result.messages`` (a strategy's plan: valid neutral messages, which the runner validated and
+    copied) as a `ValidatedHistory`, which a format's writer takes without validating and encoding
+    it again."""
+    assert result.messages is not None
+    return ValidatedHistory(result.messages)
 
 
 def history_tokens(messages: Sequence[Message]) -> int:
@@ -41,39 +50,30 @@ def _tokens(history: EncodedHistory) -> int:
     return (encoded_length(history) + 3) // 4  # estimate_tokens: four UTF-8 bytes a token
 
 
-def _archive_ref(messages: Sequence[Message]) -> str:
-    for message in messages:
-        for block in message.get("content", ()):
-            meta = block.get("metadata") if isinstance(block, dict) else None
-            marker = meta.get(MARKER_KEY) if isinstance(meta, dict) else None
-            if isinstance(marker, dict) and isinstance(marker.get("archive_ref"), str):
-                return str(marker["archive_ref"])
-    return ""
+def _check_strategy(strategy: object) -> None:
+    if not isinstance(strategy, CompactionStrategy):  # the protocol: async plan() and compact()
+        raise FieldTypeError(
+            f"strategy must be a CompactionStrategy (async plan(request) -> Outcome and compact(request)),"
+            f" got {type(strategy).__name__}",
+            field="strategy",
+        )
 
 
 async def _ask(strategy: CompactionStrategy, request: CompactionRequest) -> AdapterResult:
-    if isinstance(strategy, PlanningStrategy):  # the outcome names the archived snapshot
-        outcome = await strategy.plan(request)
-        if outcome.adopted and outcome.plan is not None:
-            return AdapterResult(outcome.plan.messages, outcome, outcome.plan.archive_ref, planned=True)
-        return AdapterResult(None, outcome, planned=True)
-    # A host's own strategy only says what to adopt; its markers are all there is to name the archive.
-    messages = await strategy.compact(request)
-    return AdapterResult(messages, None, _archive_ref(messages or ()), planned=True)
+    outcome = await strategy.plan(request)  # the outcome names the archived snapshot
+    if outcome.adopted and outcome.plan is not None:
+        return AdapterResult(outcome.plan.messages, outcome, outcome.plan.archive_ref, planned=True)
+    return AdapterResult(None, outcome, planned=True)
 
 
-def _changed(result: AdapterResult, history: Sequence[Message]) -> bool:
-    """Whether the history to adopt differs from ``history``.
-
-    A planning strategy's plan says so itself (shortening and dropping only ever remove characters),
-    so the history is not encoded twice more to compare; a host's own strategy's history is compared
-    as values (the JSON a strategy returns differs from its input only by a change it made).
-    """
+def _changed(result: AdapterResult) -> bool:
+    """Whether the adopted history differs from the one planned: the plan says so itself (shortening
+    and dropping only ever remove characters), so neither history is encoded again to compare."""
     plan = result.outcome.plan if result.outcome is not None else None
-    if plan is not None:
-        stats = plan.stats
-        return stats.chars_after != stats.chars_before or stats.messages_after != stats.messages_before
-    return result.messages != list(history)
+    if plan is None:
+        return False
+    stats = plan.stats
+    return stats.chars_after != stats.chars_before or stats.messages_after != stats.messages_before
 
 
 async def compact_history(
@@ -86,19 +86,30 @@ async def compact_history(
     protected_message_ids: Iterable[str] = (),
     protected_call_ids: Iterable[str] = (),
     trigger_tokens: int | None = None,
+    private: bool = False,
 ) -> AdapterResult:
     """Plan ``messages`` with ``strategy`` and return a history that is safe to adopt, or None.
 
     Below ``trigger_tokens`` (when set) the strategy is not asked at all, so no record is emitted.
     The result never separates a call from its result and never invents or reorders message ids.
+    ``private`` says that ``messages`` is the caller's own copy (an adapter's conversion of its
+    framework's history), which nothing else changes while it is planned: it is then encoded once,
+    not once more at the end to check for such a change.
     """
+    _check_strategy(strategy)
     history: Sequence[Message] = restore_markers(messages)
-    if trigger_tokens is not None:
-        # Measured from each message's canonical JSON, which the strategy's runner then reuses rather
-        # than encoding the history again.
-        history = encode_each(history)
-        if history_tokens(history) < trigger_tokens:
-            return AdapterResult(None)
+    if trigger_tokens is not None or private:
+        # Each message's canonical JSON, made once: the trigger is measured from it, and the strategy's
+        # runner copies the history from it rather than encoding it again (nor, when ``private``,
+        # once more to check that it did not change: see `EncodedHistory`).
+        with contextlib.suppress(TypeError, ValueError):  # not JSON: the runner names the place
+            history = encode_each(history, owned=private)
+    if (
+        trigger_tokens is not None
+        and isinstance(history, EncodedHistory)
+        and history_tokens(history) < trigger_tokens
+    ):
+        return AdapterResult(None)
     request = CompactionRequest(
         history,
         goal,
@@ -109,7 +120,7 @@ async def compact_history(
         token_budget=trigger_tokens,
     )
     result = await _ask(strategy, request)
-    if result.messages is None or not _changed(result, history):
+    if result.messages is None or not _changed(result):
         return attrs.evolve(result, messages=None)
     problem = pairing_problem(history, result.messages)
     if problem is not None:
@@ -121,10 +132,11 @@ async def compact_history(
 class CompactingAdapter:
     """What every adapter is configured with, and its one call into `compact_history`.
 
-    ``strategy`` plans (a `Compactor` or any `CompactionStrategy`); ``scope`` is the archive scope
-    (each adapter derives one from the run when it is None); ``goal`` and ``next_action`` are passed
-    on (empty: derived from the history); ``trigger_tokens`` skips planning while the history is
-    smaller, None plans every time. ``last_result`` is what the latest attempt produced.
+    ``strategy`` plans (a `Compactor`, an `OffloadStrategy`, any `CompactionStrategy`); ``scope`` is
+    the archive scope (each adapter derives one from the run when it is None); ``goal`` and
+    ``next_action`` are passed on (empty: derived from the history); ``trigger_tokens`` skips planning
+    while the history is smaller, None plans every time. ``last_result`` is what the latest attempt
+    produced.
     """
 
     def __init__(
@@ -136,6 +148,7 @@ class CompactingAdapter:
         next_action: str = "",
         trigger_tokens: int | None = None,
     ) -> None:
+        _check_strategy(strategy)
         self.strategy = strategy
         self.scope = scope
         self.goal = goal
@@ -150,8 +163,10 @@ class CompactingAdapter:
         scope: Scope,
         protected_message_ids: Iterable[str] = (),
         protected_call_ids: Iterable[str] = (),
+        private: bool = False,
     ) -> AdapterResult:
-        """`compact_history` with this adapter's settings; the result is kept in ``last_result``."""
+        """`compact_history` with this adapter's settings (``private``: ``messages`` is the adapter's own
+        conversion); the result is kept in ``last_result``."""
         self.last_result = await compact_history(
             self.strategy,
             messages,
@@ -161,5 +176,6 @@ class CompactingAdapter:
             protected_message_ids=protected_message_ids,
             protected_call_ids=protected_call_ids,
             trigger_tokens=self.trigger_tokens,
+            private=private,
         )
         return self.last_result

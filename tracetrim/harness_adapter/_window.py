@@ -10,15 +10,14 @@ adapter plans as before.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Sequence
-from typing import Literal, TypeAlias
+from typing import Literal, TypeAlias, TypedDict
 
 import attrs
 
 from tracetrim._scope import Scope
 from tracetrim._snapshot import Message
-from tracetrim.compactor import Compactor, OffloadStrategy
+from tracetrim._validators import FieldTypeError, FieldValueError, is_count
 from tracetrim.harness_adapter._run import AdapterResult, CompactingAdapter, compact_history
 from tracetrim.harness_adapter._strategy import CompactionStrategy
 
@@ -35,6 +34,18 @@ TARGET_SHARE = 0.4
 """``target_tokens`` under ``"auto"``: this share of the context window."""
 
 
+class WindowOptions(TypedDict, total=False):
+    """The keyword arguments every adapter takes besides its own (see `WindowedAdapter`); an adapter
+    declares them as ``**options: Unpack[WindowOptions]`` and hands them on unchanged."""
+
+    scope: Scope | None
+    goal: str
+    next_action: str
+    trigger_tokens: TokenSetting
+    target_tokens: TokenSetting
+    context_window: int | None
+
+
 @attrs.frozen
 class Budget:
     """The trigger and target one compaction attempt ran with (None: not set), and the context window
@@ -47,7 +58,7 @@ class Budget:
 
 def context_window_of(value: object) -> int | None:
     """``value`` when it is a usable context window (a positive integer, not a bool), else None."""
-    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+    if is_count(value) and value > 0:
         return value
     return None
 
@@ -55,10 +66,10 @@ def context_window_of(value: object) -> int | None:
 def _check_setting(name: str, value: object, low: int) -> None:
     if value is None or value == AUTO:
         return
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be a number of tokens, 'auto' or None, got {value!r}")
+    if not is_count(value):
+        raise FieldTypeError(f"{name} must be a number of tokens, 'auto' or None, got {value!r}")
     if value < low:
-        raise ValueError(f"{name} must be at least {low}, got {value}")
+        raise FieldValueError(f"{name} must be at least {low}, got {value}")
 
 
 def check_settings(trigger_tokens: object, target_tokens: object, context_window: object) -> None:
@@ -66,16 +77,16 @@ def check_settings(trigger_tokens: object, target_tokens: object, context_window
     _check_setting("trigger_tokens", trigger_tokens, 1)
     _check_setting("target_tokens", target_tokens, 0)
     if context_window is not None and context_window_of(context_window) is None:
-        raise ValueError(
+        raise FieldValueError(
             f"context_window must be a positive number of tokens or None, got {context_window!r}"
         )
     if isinstance(target_tokens, int) and not isinstance(trigger_tokens, int):
-        raise ValueError(
+        raise FieldValueError(
             f"target_tokens={target_tokens} needs trigger_tokens set to a number too: a target is what a "
             "pass compacts down to once the history is over the trigger"
         )
     if isinstance(target_tokens, int) and isinstance(trigger_tokens, int) and target_tokens >= trigger_tokens:
-        raise ValueError(
+        raise FieldValueError(
             f"target_tokens ({target_tokens}) must be below trigger_tokens ({trigger_tokens}): compacting "
             "only to the trigger would fire again next turn"
         )
@@ -106,27 +117,19 @@ def resolve_budget(
 
 
 def keeps_own_budget(strategy: CompactionStrategy) -> bool:
-    """Whether ``strategy`` brings its own trigger and target, which the adapter leaves alone: a
-    `Compactor` whose config has a budget, or an `OffloadStrategy` (its config always has a trigger)."""
-    if isinstance(strategy, Compactor):
-        return strategy.config.budgeted
-    return isinstance(strategy, OffloadStrategy)
+    """Whether ``strategy`` brings its own trigger and target, which the adapter leaves alone (its
+    ``own_budget``: a `Compactor` whose config has a budget, an `OffloadStrategy`); a host's strategy
+    without one takes the adapter's trigger."""
+    return bool(getattr(strategy, "own_budget", False))
 
 
 def budgeted(strategy: CompactionStrategy, budget: Budget) -> CompactionStrategy:
-    """``strategy``, or for a `Compactor` without a budget of its own, a copy of it whose config carries
-    ``budget`` (the original is not changed: the host may share it)."""
-    if (
-        not isinstance(strategy, Compactor)
-        or strategy.config.budgeted
-        or budget.trigger_tokens is None
-        or budget.target_tokens is None
-    ):
+    """``strategy`` planning to ``budget`` (its ``with_budget``: for a `Compactor` without a budget of
+    its own, a copy whose config carries it), or ``strategy`` itself when it takes no budget."""
+    with_budget = getattr(strategy, "with_budget", None)
+    if with_budget is None or budget.trigger_tokens is None or budget.target_tokens is None:
         return strategy
-    twin = copy.copy(strategy)
-    twin.config = attrs.evolve(
-        strategy.config, trigger_tokens=budget.trigger_tokens, target_tokens=budget.target_tokens
-    )
+    twin: CompactionStrategy = with_budget(budget.trigger_tokens, budget.target_tokens)
     return twin
 
 
@@ -184,9 +187,11 @@ class WindowedAdapter(CompactingAdapter):
         protected_message_ids: Iterable[str] = (),
         protected_call_ids: Iterable[str] = (),
         context_window: object = None,
+        private: bool = False,
     ) -> AdapterResult:
         """`compact_history` with this adapter's settings and the budget for ``context_window`` (what
-        the framework reports for the model); the result is kept in ``last_result``."""
+        the framework reports for the model; ``private``: ``messages`` is the adapter's own conversion);
+        the result is kept in ``last_result``."""
         self.budget = self.budget_for(context_window)
         self.last_result = await compact_history(
             budgeted(self.strategy, self.budget),
@@ -197,5 +202,6 @@ class WindowedAdapter(CompactingAdapter):
             protected_message_ids=protected_message_ids,
             protected_call_ids=protected_call_ids,
             trigger_tokens=self.budget.trigger_tokens,
+            private=private,
         )
         return self.last_result

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Unpack
 
 from agentscope.agent import Agent
 from agentscope.message import Msg
@@ -16,7 +16,7 @@ from tracetrim._snapshot import Message
 from tracetrim.harness_adapter._changes import Changes, diff_tool_blocks
 from tracetrim.harness_adapter._run import AdapterResult
 from tracetrim.harness_adapter._strategy import CompactionStrategy
-from tracetrim.harness_adapter._window import AUTO, TokenSetting, WindowedAdapter
+from tracetrim.harness_adapter._window import WindowedAdapter, WindowOptions
 
 __all__ = ["TracetrimMiddleware"]
 
@@ -65,23 +65,10 @@ class TracetrimMiddleware(WindowedAdapter, MiddlewareBase):
         self,
         strategy: CompactionStrategy,
         *,
-        scope: Scope | None = None,
-        goal: str = "",
-        next_action: str = "",
-        trigger_tokens: TokenSetting = AUTO,
-        target_tokens: TokenSetting = AUTO,
-        context_window: int | None = None,
         read_tools: Mapping[str, str] = DEFAULT_READ_TOOLS,
+        **options: Unpack[WindowOptions],
     ) -> None:
-        super().__init__(
-            strategy,
-            scope=scope,
-            goal=goal,
-            next_action=next_action,
-            trigger_tokens=trigger_tokens,
-            target_tokens=target_tokens,
-            context_window=context_window,
-        )
+        super().__init__(strategy, **options)
         self.read_tools = dict(read_tools)
 
     async def on_compress_context(
@@ -110,6 +97,7 @@ class TracetrimMiddleware(WindowedAdapter, MiddlewareBase):
             protected_message_ids=[neutral[-1]["id"]],
             protected_call_ids=sorted(_unfinished_calls(neutral)),
             context_window=getattr(getattr(agent, "model", None), "context_size", None),
+            private=True,
         )
         if result.planned:
             await self._remember(agent, result, None)

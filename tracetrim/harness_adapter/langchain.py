@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Unpack
 
 from langchain.agents.middleware import AgentMiddleware, AgentState
 from langchain_core.language_models import BaseChatModel
@@ -13,10 +13,11 @@ from langgraph.runtime import Runtime
 from tracetrim._logging import logger as _log
 from tracetrim._scope import Scope
 from tracetrim._snapshot import Message
+from tracetrim._validators import FieldTypeError
 from tracetrim.formats import from_langchain, to_langchain
 from tracetrim.harness_adapter._strategy import CompactionStrategy
 from tracetrim.harness_adapter._sync import run_sync
-from tracetrim.harness_adapter._window import AUTO, TokenSetting, WindowedAdapter, context_window_of
+from tracetrim.harness_adapter._window import WindowedAdapter, WindowOptions, context_window_of
 
 __all__ = ["TracetrimAgentMiddleware", "message_updates"]
 
@@ -86,25 +87,14 @@ class TracetrimAgentMiddleware(WindowedAdapter, AgentMiddleware[AgentState[Any],
         self,
         strategy: CompactionStrategy,
         *,
-        scope: Scope | None = None,
-        goal: str = "",
-        next_action: str = "",
-        trigger_tokens: TokenSetting = AUTO,
-        target_tokens: TokenSetting = AUTO,
-        context_window: int | None = None,
         model: BaseChatModel | None = None,
+        **options: Unpack[WindowOptions],
     ) -> None:
-        super().__init__(
-            strategy,
-            scope=scope,
-            goal=goal,
-            next_action=next_action,
-            trigger_tokens=trigger_tokens,
-            target_tokens=target_tokens,
-            context_window=context_window,
-        )
+        super().__init__(strategy, **options)
         if model is not None and not isinstance(model, BaseChatModel):
-            raise TypeError(f"model must be a LangChain BaseChatModel or None, got {type(model).__name__}")
+            raise FieldTypeError(
+                f"model must be a LangChain BaseChatModel or None, got {type(model).__name__}"
+            )
         self.model = model
 
     def before_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
@@ -122,6 +112,7 @@ class TracetrimAgentMiddleware(WindowedAdapter, AgentMiddleware[AgentState[Any],
             scope=self.scope or Scope("langchain", self.name, _thread_id()),
             protected_message_ids=[neutral[-1]["id"]],
             context_window=max_input_tokens(self.model),
+            private=True,
         )
         if result.messages is None:
             return None

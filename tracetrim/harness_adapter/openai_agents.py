@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Unpack
 
 from agents.items import TResponseInputItem
 from agents.memory.session import OpenAIResponsesCompactionArgs, Session
@@ -12,11 +12,12 @@ from agents.run_config import CallModelData, ModelInputData
 from tracetrim._json import digest
 from tracetrim._logging import logger as _log
 from tracetrim._scope import Scope
+from tracetrim._validators import FieldTypeError
 from tracetrim.formats import from_openai_responses, to_openai_responses
 from tracetrim.harness_adapter._identity import reuse_originals
-from tracetrim.harness_adapter._run import AdapterResult
+from tracetrim.harness_adapter._run import AdapterResult, to_write
 from tracetrim.harness_adapter._strategy import CompactionStrategy
-from tracetrim.harness_adapter._window import AUTO, TokenSetting, WindowedAdapter
+from tracetrim.harness_adapter._window import WindowedAdapter, WindowOptions
 
 __all__ = ["CompactingSession", "TracetrimInputFilter", "model_context_window"]
 
@@ -44,17 +45,26 @@ async def _compact_items(
         adapter.last_result = AdapterResult(None)
         return None
     result = await adapter.compact_neutral(
-        neutral, scope=scope, protected_message_ids=[neutral[-1]["id"]], context_window=window
+        neutral,
+        scope=scope,
+        protected_message_ids=[neutral[-1]["id"]],
+        context_window=window,
+        private=True,
     )
     if result.messages is None:
         return None
-    return reuse_originals(items, to_openai_responses(result.messages))
+    return reuse_originals(items, to_openai_responses(to_write(result)))
 
 
 _WITHHELD_LIMIT = 4096
 
 
 def _fingerprint(item: Any) -> str | None:
+    """What a withheld item is known by: a tool call or output by its kind and call id (unique in a
+    conversation, and free: no pass over its content), anything else by a digest of its content."""
+    found = _call_id(item)
+    if found is not None:
+        return f"{item.get('type', '')}\x00{found[0]}"
     try:
         return digest(item)
     except (TypeError, ValueError):  # not plain JSON: never withheld
@@ -93,32 +103,18 @@ class TracetrimInputFilter(WindowedAdapter):
 
     With server-managed conversation state (``previous_response_id``, ``auto_previous_response_id``,
     ``conversation_id``) the SDK sends only what the server lacks, and it offers again, on every later
-    call, each item it gave the filter that was not sent as that very item. So the filter remembers (by
-    content) the items it shortened or dropped and keeps them out of later inputs that continue a server
-    conversation (an input holding a tool output whose call is not in it); those inputs are not planned,
-    since the server already holds the history they build on.
+    call, each item it gave the filter that was not sent as that very item. So the filter remembers the
+    items it shortened or dropped (tool items by call id, others by content) and keeps them out of later
+    inputs that continue a server conversation (an input holding a tool output whose call is not in it);
+    those inputs are not planned, since the server already holds the history they build on.
     """
 
     def __init__(
         self,
         strategy: CompactionStrategy,
-        *,
-        scope: Scope | None = None,
-        goal: str = "",
-        next_action: str = "",
-        trigger_tokens: TokenSetting = AUTO,
-        target_tokens: TokenSetting = AUTO,
-        context_window: int | None = None,
+        **options: Unpack[WindowOptions],
     ) -> None:
-        super().__init__(
-            strategy,
-            scope=scope,
-            goal=goal,
-            next_action=next_action,
-            trigger_tokens=trigger_tokens,
-            target_tokens=target_tokens,
-            context_window=context_window,
-        )
+        super().__init__(strategy, **options)
         self._withheld: dict[str, None] = {}  # fingerprints of items replaced or dropped, oldest first
 
     def _remember_withheld(self, original: Sequence[Any], sent: Sequence[Any]) -> None:
@@ -185,29 +181,17 @@ class CompactingSession(WindowedAdapter):
         session: Session,
         strategy: CompactionStrategy,
         *,
-        scope: Scope | None = None,
-        goal: str = "",
-        next_action: str = "",
-        trigger_tokens: TokenSetting = AUTO,
-        target_tokens: TokenSetting = AUTO,
-        context_window: int | None = None,
         model: str | None = None,
+        **options: Unpack[WindowOptions],
     ) -> None:
         if model is not None and not isinstance(model, str):
-            raise TypeError(f"model must be a model name or None, got {type(model).__name__}")
+            raise FieldTypeError(f"model must be a model name or None, got {type(model).__name__}")
         self.session = session
         self.session_id = session.session_id
         self.session_settings = getattr(session, "session_settings", None)
         self.model = model
-        super().__init__(
-            strategy,
-            scope=scope or Scope("openai-agents", "session", session.session_id),
-            goal=goal,
-            next_action=next_action,
-            trigger_tokens=trigger_tokens,
-            target_tokens=target_tokens,
-            context_window=context_window,
-        )
+        options["scope"] = options.get("scope") or Scope("openai-agents", "session", session.session_id)
+        super().__init__(strategy, **options)
 
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
         """The stored history (the latest ``limit`` items when given)."""

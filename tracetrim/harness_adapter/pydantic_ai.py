@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Unpack
 
 from pydantic_ai import RunContext
 from pydantic_ai.capabilities import ProcessHistory
@@ -10,9 +10,11 @@ from pydantic_ai.messages import ModelMessage, ModelRequest
 
 from tracetrim._scope import Scope
 from tracetrim.formats import from_pydantic_ai, to_pydantic_ai
+from tracetrim.formats._pydantic_ai import last_message_ids
 from tracetrim.harness_adapter._identity import reuse_originals
+from tracetrim.harness_adapter._run import to_write
 from tracetrim.harness_adapter._strategy import CompactionStrategy
-from tracetrim.harness_adapter._window import AUTO, TokenSetting, WindowedAdapter
+from tracetrim.harness_adapter._window import WindowedAdapter, WindowOptions
 
 __all__ = ["TracetrimHistoryProcessor", "tracetrim_capability"]
 
@@ -48,16 +50,16 @@ class TracetrimHistoryProcessor(WindowedAdapter):
             return messages
         neutral = from_pydantic_ai(messages)
         # A request may become several neutral messages; all of the last one's pieces are protected.
-        head = len(from_pydantic_ai(messages[:-1]))
         result = await self.compact_neutral(
             neutral,
             scope=self.scope_for(ctx),
-            protected_message_ids=[m["id"] for m in neutral[head:]],
+            protected_message_ids=last_message_ids(neutral),
             context_window=getattr(getattr(ctx, "model", None), "context_window", None),
+            private=True,
         )
         if result.messages is None:
             return messages
-        new = to_pydantic_ai(result.messages)
+        new = to_pydantic_ai(to_write(result))
         if not new or not isinstance(new[-1], ModelRequest):
             return messages
         out: list[ModelMessage] = reuse_originals(messages, new)
@@ -65,24 +67,8 @@ class TracetrimHistoryProcessor(WindowedAdapter):
 
 
 def tracetrim_capability(
-    strategy: CompactionStrategy,
-    *,
-    scope: Scope | None = None,
-    goal: str = "",
-    next_action: str = "",
-    trigger_tokens: TokenSetting = AUTO,
-    target_tokens: TokenSetting = AUTO,
-    context_window: int | None = None,
+    strategy: CompactionStrategy, **options: Unpack[WindowOptions]
 ) -> ProcessHistory[Any]:
     """``Agent(..., capabilities=[tracetrim_capability(compactor)])``: a `TracetrimHistoryProcessor` as a
     ``ProcessHistory`` capability (the same arguments and budget defaults)."""
-    processor = TracetrimHistoryProcessor(
-        strategy,
-        scope=scope,
-        goal=goal,
-        next_action=next_action,
-        trigger_tokens=trigger_tokens,
-        target_tokens=target_tokens,
-        context_window=context_window,
-    )
-    return ProcessHistory(processor=processor)
+    return ProcessHistory(processor=TracetrimHistoryProcessor(strategy, **options))

@@ -8,6 +8,7 @@ from typing import Any
 
 import attrs
 
+from tracetrim._validators import FieldValueError
 from tracetrim.decision._features import FEATURE_NAMES
 from tracetrim.decision._weights import JudgeWeights, Tree
 from tracetrim.learn._examples import Examples
@@ -47,9 +48,13 @@ def fit_logistic(
     y = np.asarray(labels, dtype=float)
     w = np.ones(len(y)) if weights is None else np.asarray(weights, dtype=float)
     if x.ndim != 2 or len(x) != len(y) or len(y) == 0:
-        raise ValueError(f"need a non-empty table of rows with one label each, got {x.shape} and {len(y)}")
+        raise FieldValueError(
+            f"need a non-empty table of rows with one label each, got {x.shape} and {len(y)}"
+        )
     if y.min() == y.max():
-        raise ValueError("every example has the same label: nothing to learn (need used and unused results)")
+        raise FieldValueError(
+            "every example has the same label: nothing to learn (need used and unused results)"
+        )
     mean = np.average(x, axis=0, weights=w)
     scale = np.sqrt(np.average((x - mean) ** 2, axis=0, weights=w))
     scale[scale < 1e-9] = 1.0
@@ -83,7 +88,9 @@ def fit_trees(
     np = _numpy()
     y = np.asarray(labels, dtype=float)
     if len(y) == 0 or y.min() == y.max():
-        raise ValueError("every example has the same label: nothing to learn (need used and unused results)")
+        raise FieldValueError(
+            "every example has the same label: nothing to learn (need used and unused results)"
+        )
     model = HistGradientBoostingClassifier(**TREES, early_stopping=False, random_state=0)
     with threadpool_limits(1):
         model.fit(np.asarray(rows, dtype=float), y, sample_weight=weights)
@@ -139,7 +146,7 @@ def fit_weights(
         mean, scale, coef, intercept = fit_logistic(data.rows, data.labels, row_weights)
         fitted = {"mean": tuple(mean), "scale": tuple(scale), "coef": tuple(coef), "intercept": intercept}
     else:
-        raise ValueError(f"model must be 'trees' or 'logistic', not {model!r}")
+        raise FieldValueError(f"model must be 'trees' or 'logistic', not {model!r}")
     weights = JudgeWeights(
         features=FEATURE_NAMES, version=version, trained_on=dict(trained_on or {}), **fitted
     )

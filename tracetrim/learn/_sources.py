@@ -9,6 +9,7 @@ from pathlib import Path
 import attrs
 
 from tracetrim._snapshot import Message
+from tracetrim._validators import FieldValueError
 
 TAU_READ_TOOLS = frozenset(
     {
@@ -148,7 +149,7 @@ def from_file(
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise ValueError(f"{source}: cannot read a JSON trajectory ({exc})") from None
+        raise FieldValueError(f"{source}: cannot read a JSON trajectory ({exc})") from None
     name = path.name.split(".")[0]
     if fmt == "auto":
         fmt = _detect(data)
@@ -161,7 +162,7 @@ def from_file(
         ]
     raw = data.get(MESSAGES_KEY.get(fmt, "messages")) if isinstance(data, dict) else data
     if not isinstance(raw, list):
-        raise ValueError(f"{source}: expected a list of messages or an object with 'messages'")
+        raise FieldValueError(f"{source}: expected a list of messages or an object with 'messages'")
     messages = as_seen(validate_messages(READERS[fmt](raw)))
     return [Trajectory(name, fmt, name, messages, eligible_tools)]
 

@@ -32,7 +32,7 @@ from tracetrim.archive import (
 )
 from tracetrim.compactor import Compactor, ExecutionOptions, Mode, Outcome
 from tracetrim.decision import DecisionModel, DecisionModelError, HistoryJudge, LexicalDecisionModel, from_env
-from tracetrim.service._body import decode_content, parse_json_async, read_limited
+from tracetrim.service._body import decode_content, read_limited, structure_async
 from tracetrim.service._errors import ApiError
 from tracetrim.service._guard import JEV_PREFIXES, RequestGuard, error_body
 from tracetrim.service._jev import (
@@ -141,6 +141,11 @@ class _Service:
         self.judge = settings.systemone_model or _question_model(model)
 
     async def _body(self, request: Request) -> Any:
+        return await self._structured(request, lambda value: value)
+
+    async def _structured(self, request: Request, structure: Callable[[Any], _T]) -> _T:
+        """The body, read within the limits, parsed and handed to ``structure`` (off the event loop
+        when large: see `structure_async`)."""
         try:
             async with asyncio.timeout(self.settings.read_timeout_s):
                 body = await read_limited(
@@ -153,7 +158,7 @@ class _Service:
                 "read_timeout",
                 f"the request body did not arrive within {self.settings.read_timeout_s:g} seconds",
             ) from None
-        return await parse_json_async(body)
+        return await structure_async(body, structure)
 
     def _archive(self, purpose: str) -> Archive:
         if self.settings.archive is None:
@@ -207,16 +212,16 @@ class _Service:
 
     async def compact(self, request: Request) -> Response:
         """``POST /v1/compact_context``: plan (SHADOW) or archive-then-adopt (ENFORCE) one history."""
-        call = parse_compact(await self._body(request), max_budget_s=self.settings.budget_s)
+        budget = self.settings.budget_s
+        call = await self._structured(request, lambda body: parse_compact(body, max_budget_s=budget))
         return await self._plan(call, lambda outcome: compact_document(outcome, call))
 
     async def reme_compact(self, request: Request) -> Response:
         """``POST /compact_context``: ReMe's ``compact_context`` contract and response envelope."""
         try:
-            reme = parse_reme(
-                await self._body(request),
-                max_budget_s=self.settings.budget_s,
-                has_archive=self.settings.archive is not None,
+            budget, has_archive = self.settings.budget_s, self.settings.archive is not None
+            reme = await self._structured(
+                request, lambda body: parse_reme(body, max_budget_s=budget, has_archive=has_archive)
             )
             if reme.call.mode is Mode.ENFORCE:
                 self._archive("ENFORCE mode")

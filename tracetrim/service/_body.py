@@ -6,17 +6,20 @@ import asyncio
 import io
 import json
 import zlib
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Callable
+from typing import Any, TypeVar
 
+from tracetrim._validators import FieldValueError
 from tracetrim.service._errors import ApiError
+
+_T = TypeVar("_T")
 
 _OFF_LOOP_BYTES = 1 << 20
 """Bodies above this are parsed in a worker thread so the event loop keeps serving other requests."""
 
 
 def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
+    raise FieldValueError(f"{name} is not valid JSON")
 
 
 def too_large(limit: int, size: int | None = None) -> ApiError:
@@ -71,11 +74,12 @@ def parse_json(body: bytes) -> Any:
         raise ApiError(400, "invalid_json", "request body is nested too deeply") from None
 
 
-async def parse_json_async(body: bytes) -> Any:
-    """`parse_json`, in a worker thread for large bodies."""
+async def structure_async(body: bytes, structure: Callable[[Any], _T]) -> _T:
+    """``structure(parse_json(body))``, in a worker thread for large bodies: validating the history of
+    a multi-megabyte request would hold the event loop as long as parsing it does."""
     if len(body) > _OFF_LOOP_BYTES:
-        return await asyncio.to_thread(parse_json, body)
-    return parse_json(body)
+        return await asyncio.to_thread(lambda: structure(parse_json(body)))
+    return structure(parse_json(body))
 
 
 def _zstd(body: bytes, limit: int) -> bytes:

@@ -18,7 +18,7 @@ import attrs
 
 from tracetrim._errors import TracetrimError
 from tracetrim._json import canonical_json
-from tracetrim._validators import is_number
+from tracetrim._validators import FieldValueError, is_number
 from tracetrim.decision import BinaryQuestion, DecisionResponse
 
 MODEL_ALIAS = "jev-latest"
@@ -230,9 +230,9 @@ def binary_questions(questions: list[JevQuestion]) -> tuple[dict[str, BinaryQues
 
 def _probability(value: Any, name: str) -> float:
     if not is_number(value):
-        raise ValueError(f"the model gave no probability for {name!r} (got {value!r})")
+        raise FieldValueError(f"the model gave no probability for {name!r} (got {value!r})")
     if not 0.0 <= value <= 1.0:
-        raise ValueError(f"the model's probability for {name!r} is outside [0, 1]: {value!r}")
+        raise FieldValueError(f"the model's probability for {name!r} is outside [0, 1]: {value!r}")
     return float(value)
 
 

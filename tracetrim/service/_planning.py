@@ -7,7 +7,7 @@ import concurrent.futures
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import Any, TypeVar
 
-from tracetrim.archive import Archive, ArchiveEntry
+from tracetrim.archive import Archive, ArchiveEntry, EncodedSnapshot, EncodedSnapshotArchive
 from tracetrim.decision import (
     BinaryQuestion,
     DecisionModel,
@@ -69,6 +69,25 @@ class _BridgedArchive:
         return await self._on_loop.run(lambda: self._archive.delete(scope, ref))
 
 
+class _BridgedEncodedArchive(_BridgedArchive):
+    """A bridged `EncodedSnapshotArchive`: the runner hands it the bytes it encoded while copying the
+    history, so a service compaction encodes the history no more often than a library one."""
+
+    def __init__(self, archive: EncodedSnapshotArchive, on_loop: _OnLoop) -> None:
+        super().__init__(archive, on_loop)
+        self._encoded = archive
+
+    async def save_encoded(self, scope: Any, snapshot: EncodedSnapshot) -> str:
+        return await self._on_loop.run(lambda: self._encoded.save_encoded(scope, snapshot))
+
+
+def _bridged(archive: Archive, on_loop: _OnLoop) -> Archive:
+    """``archive`` bridged to the server's loop, keeping `EncodedSnapshotArchive` when it is one."""
+    if isinstance(archive, EncodedSnapshotArchive):
+        return _BridgedEncodedArchive(archive, on_loop)
+    return _BridgedArchive(archive, on_loop)
+
+
 def loop_free(model: object) -> bool:
     """True when ``model`` may be called from any thread's event loop (an in-process judge)."""
     return isinstance(model, LOOP_FREE_MODELS)
@@ -101,7 +120,7 @@ class PlanningPool:
         on_loop = _OnLoop(asyncio.get_running_loop())
         if not loop_free(model) and not isinstance(model, HistoryJudge):
             model = _BridgedModel(model, on_loop)
-        bridged = _BridgedArchive(archive, on_loop) if archive is not None else None
+        bridged = _bridged(archive, on_loop) if archive is not None else None
         return model, bridged
 
     async def run(self, work: Callable[[], Awaitable[_T]]) -> _T:

@@ -25,6 +25,7 @@ from tracetrim.compactor import CompactionRequest, CompactorConfig, Mode, Outcom
 from tracetrim.compactor._options import OPTION_FIELDS
 from tracetrim.decision import BinaryQuestion, DecisionModel, DecisionResponse, HistoryJudge
 from tracetrim.decision._history import HistoryView, PairJudgement
+from tracetrim.formats._common import ValidatedHistory
 from tracetrim.service._errors import ApiError, invalid
 from tracetrim.service._requests import (
     CompactCall,
@@ -286,10 +287,11 @@ def previews_only(model: DecisionModel | HistoryJudge) -> DecisionModel | Histor
 
 
 def written(call: CompactCall, messages: Sequence[Any]) -> tuple[list[Any], dict[str, Any]]:
-    """Neutral ``messages`` in the request's format, and the format's other fields (Anthropic's system)."""
+    """Neutral ``messages`` (a plan's: validated by its runner, so not validated again) in the
+    request's format, and the format's other fields (Anthropic's system)."""
     if call.format.name == "neutral":
         return list(messages), {}
-    fields = dict(call.format.write(messages))
+    fields = dict(call.format.write(ValidatedHistory(messages)))
     return list(fields.pop("messages")), fields
 
 

@@ -21,7 +21,7 @@ from tracetrim._input_convert import (
     structure_part,
 )
 from tracetrim._scope import Scope
-from tracetrim._snapshot import SnapshotError, validate_messages
+from tracetrim._snapshot import EncodedHistory, SnapshotError, copy_messages
 from tracetrim.archive import ArchiveError, check_ref
 from tracetrim.compactor import CompactionRequest, CompactorConfig, Mode
 from tracetrim.compactor._options import OPTION_FIELDS
@@ -155,6 +155,17 @@ def check_format(name: str | None, default: str) -> str:
     return name
 
 
+def _validated(neutral: list[Any]) -> EncodedHistory:
+    """``neutral`` checked as the runner checks it (a `SnapshotError` names the place) and kept with
+    each message's canonical JSON, which the runner then reuses instead of encoding it again; it is
+    this request's own copy, so the runner need not check that it changed (`EncodedHistory.owned`)."""
+    copied = copy_messages(neutral, keep_encoded=True)
+    blocks = copied.blocks
+    assert copied.encoded is not None and blocks is not None
+    sizes = [[blocks.of(n, b) for b in range(len(m["content"]))] for n, m in enumerate(copied.messages)]
+    return EncodedHistory(copied.messages, copied.encoded, sizes, owned=True)
+
+
 def read_messages(
     messages: list[Any], system: Any, fmt_name: str
 ) -> tuple[list[Any], HistoryFormat, list[Any]]:
@@ -163,8 +174,7 @@ def read_messages(
     fmt = history_format(detect_messages(messages) if fmt_name == "auto" else fmt_name)
     fields = {"system": system} if system is not None else {}
     try:
-        neutral = fmt.read(messages, fields)
-        validate_messages(neutral)
+        neutral = _validated(fmt.read(messages, fields))
     except SnapshotError as exc:
         error = _snapshot_error(exc)
         if fmt.name != "neutral":

@@ -8,7 +8,7 @@ from typing import Any
 
 import attrs
 
-from tracetrim._validators import callable_or_none, int_in, positive_number
+from tracetrim._validators import FieldTypeError, FieldValueError, callable_or_none, int_in, positive_number
 from tracetrim.archive import DEFAULT_MAX_BYTES, Archive, FileArchive, open_archive
 from tracetrim.decision import DecisionModel
 
@@ -29,11 +29,11 @@ _callable_or_none = callable_or_none()
 
 def _host_names(value: Any) -> tuple[str, ...]:
     if isinstance(value, str):
-        raise TypeError("ServiceSettings.allowed_hosts must be a sequence of host names, not one string")
+        raise FieldTypeError("ServiceSettings.allowed_hosts must be a sequence of host names, not one string")
     names = tuple(value)
     for name in names:
         if not isinstance(name, str) or not name.strip() or any(c in name for c in "/ \t"):
-            raise ValueError(
+            raise FieldValueError(
                 f"ServiceSettings.allowed_hosts: {name!r} is not a host name "
                 "(write 'example.com', '*.example.com', an IP address, or '*' for any)"
             )
@@ -44,7 +44,7 @@ def _token(instance: Any, attribute: attrs.Attribute[str | None], value: str | N
     if value is None:
         return
     if not isinstance(value, str) or len(value) < 16 or any(c.isspace() for c in value):
-        raise ValueError(
+        raise FieldValueError(
             "ServiceSettings.token must be at least 16 characters without spaces "
             "(e.g. python -c 'import secrets; print(secrets.token_urlsafe(32))')"
         )
@@ -107,12 +107,12 @@ def make_archive(
     """
     given = [value for value in (directory, redis_url, url) if value is not None]
     if len(given) > 1:
-        raise ValueError("choose one archive: a folder, a Redis URL or an archive URL, not several")
+        raise FieldValueError("choose one archive: a folder, a Redis URL or an archive URL, not several")
     if directory is not None:
         return FileArchive(directory, max_bytes=max_bytes)
     if redis_url is not None:
         if not redis_url.startswith(("redis://", "rediss://")):
-            raise ValueError(f"a Redis URL starts with redis:// or rediss://, got {redis_url!r}")
+            raise FieldValueError(f"a Redis URL starts with redis:// or rediss://, got {redis_url!r}")
         return open_archive(redis_url, max_bytes=max_bytes)
     if url is not None:
         return open_archive(url, max_bytes=max_bytes)

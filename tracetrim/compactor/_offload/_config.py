@@ -30,7 +30,7 @@ def _mode(value: Any) -> OffloadMode:
         return OffloadMode(value)
     except ValueError:
         names = ", ".join(m.value for m in OffloadMode)
-        raise ValueError(f"OffloadConfig.mode must be one of {names}, got {value!r}") from None
+        raise FieldValueError(f"OffloadConfig.mode must be one of {names}, got {value!r}") from None
 
 
 DEFAULT_TRIGGER_TOKENS = 20_000

@@ -10,6 +10,7 @@ import attrs
 from tracetrim._scope import Scope
 from tracetrim._snapshot import Message
 from tracetrim._tokens import TokenCounter, estimate_tokens
+from tracetrim._validators import FieldTypeError, FieldValueError
 from tracetrim.archive import Archive, snapshot_ref
 from tracetrim.compactor._budget import (
     KEPT_REASON,
@@ -87,14 +88,16 @@ class OffloadStrategy(Strategy):
         self.config = config or OffloadConfig()
         self.execution = execution or ExecutionOptions()
         if self.config.mode is not OffloadMode.COMPACT and summarizer is None:
-            raise ValueError(
+            raise FieldValueError(
                 f"offload mode {self.config.mode.value!r} needs a summarizer (e.g. ChatSummarizer); "
                 "use mode 'compact' to offload large tool results only"
             )
         if summarizer is not None and not callable(summarizer):
-            raise TypeError("summarizer must be a Summarizer (an async callable taking messages)")
+            raise FieldTypeError("summarizer must be a Summarizer (an async callable taking messages)")
         if self.execution.mode is Mode.ENFORCE and archive is None:
-            raise ValueError("ENFORCE mode needs an archive: originals are saved before a shorter history")
+            raise FieldValueError(
+                "ENFORCE mode needs an archive: originals are saved before a shorter history"
+            )
         self.summarizer = summarizer
         self.archive = archive
 
