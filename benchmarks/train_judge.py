@@ -37,6 +37,7 @@ from tracetrim.learn import (  # noqa: E402
     joined,
     shared_datasets,
 )
+from tracetrim.learn._examples import Cut  # noqa: E402
 from tracetrim.learn._scenarios import load_scenarios, scenario_examples  # noqa: E402
 
 SHARED = REPO.parent / "shared"
@@ -75,6 +76,18 @@ def _numbers(weights: JudgeWeights) -> list[float]:
     return [float(n) for n in numbers]
 
 
+def _dataset_held_out(all_cuts: list[Cut], datasets: dict[str, object]) -> dict[str, float]:
+    """Per dataset, the AUC of a judge fitted on the other datasets only: how it ranks a kind of agent
+    it has never seen (the "unseen kind" column)."""
+    out = {}
+    for name in datasets:
+        train = examples([c for c in all_cuts if c.trajectory.dataset != name])
+        test = examples([c for c in all_cuts if c.trajectory.dataset == name])
+        model = fit_weights(train, version=f"without-{name}", levels=LEVELS)
+        out[name] = auc([model.need(row) for row in test.rows], test.labels)
+    return out
+
+
 def main() -> int:
     """Fit, report held-out AUC and calibration per dataset, write (or check) the weights."""
     parser = argparse.ArgumentParser(
@@ -97,7 +110,11 @@ def main() -> int:
         test = examples([c for c in all_cuts if fold_of(group_of(c), FOLDS) == k])
         held_out = joined(held_out, test)
         predicted.extend(model.need(row) for row in test.rows)
-    print(f"{'dataset':16} {'held-out AUC':>12}  calibration (mean predicted -> share used, by quintile)")
+    unseen = _dataset_held_out(all_cuts, datasets)
+    print(
+        f"{'dataset':16} {'held-out AUC':>12} {'unseen kind':>11}  "
+        "calibration (mean predicted -> share used, by quintile)"
+    )
     for name in datasets:
         idx = [i for i, g in enumerate(held_out.groups) if g.startswith(f"{name}/")]
         scores = [predicted[i] for i in idx]
@@ -107,7 +124,7 @@ def main() -> int:
         calibration = "  ".join(
             f"{sum(s for s, _ in b) / len(b):.2f}->{sum(y for _, y in b) / len(b):.2f}" for b in bins if b
         )
-        print(f"{name:16} {auc(scores, labels):12.3f}  {calibration}")
+        print(f"{name:16} {auc(scores, labels):12.3f} {unseen[name]:11.3f}  {calibration}")
 
     scenarios = load_scenarios(SHARED / "scenarios")
     labelled = [scenario_examples(s) for s in scenarios.values()]
