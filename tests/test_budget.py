@@ -111,6 +111,31 @@ async def test_a_history_over_the_trigger_ends_under_the_target_lowest_value_fir
     assert {d.reason for d in again.plan.decisions if d.keep_call is None} >= {"below_trigger"}
 
 
+async def test_a_budget_plan_makes_each_excerpt_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The budget weighs every candidate shortened (a trial rebuild) and then rebuilds for real: the
+    excerpts of the first are taken again, not made twice. A counting wrapper around the real excerpt
+    function stands in for a profiler."""
+    from tracetrim.compactor import _rebuild
+
+    made: list[str] = []
+    real = _rebuild.shortened_text
+
+    def counting(text: str, pair: Any, ref: str, how: Any, **kw: Any) -> str | None:
+        made.append(pair.key)
+        return real(text, pair, ref, how, **kw)
+
+    monkeypatch.setattr(_rebuild, "shortened_text", counting)
+    messages = tool_history(12, size=4_000)
+    tokens = history_tokens(messages, estimate_tokens)
+    outcome = await _compactor(trigger_tokens=tokens - 1, target_tokens=tokens * 2 // 3).plan(
+        tt.CompactionRequest(messages)
+    )
+    assert outcome.plan is not None
+    shortened = [d.key for d in outcome.plan.decisions if d.action is Action.DROP_RESULT]
+    assert shortened, "the plan shortens something"
+    assert sorted(made) == sorted(set(made)) and set(shortened) <= set(made)
+
+
 async def test_a_second_pass_over_a_compacted_history_changes_nothing() -> None:
     messages = tool_history(12)
     tokens = history_tokens(messages, estimate_tokens)

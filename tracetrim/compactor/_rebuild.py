@@ -31,6 +31,9 @@ class Shortening:
     tail: int
     budget: int = 0
     index: Salience | None = attrs.field(default=None, repr=False)
+    made: dict[tuple[str, str], Block | None] = attrs.field(factory=dict, init=False, eq=False, repr=False)
+    """Shortened blocks already made for this plan's history, by pair key and archive reference: the
+    budget's trial rebuild makes every excerpt once, and the final rebuild takes them from here."""
 
 
 def shortened_text(
@@ -87,6 +90,13 @@ class Rebuilt:
 
 
 def _shortened_block(block: Block, pair: Pair, ref: str, how: Shortening) -> Block | None:
+    key = (pair.key, ref)
+    if key not in how.made:
+        how.made[key] = _new_shortened_block(block, pair, ref, how)
+    return how.made[key]
+
+
+def _new_shortened_block(block: Block, pair: Pair, ref: str, how: Shortening) -> Block | None:
     assert pair.result_text is not None
     limit = len(pair.result_text) * (EXCERPT_MAX_SHARE if how.budget and how.index else 1.0)
     smallest = how.head + how.tail + len(shortened_note(pair.tool, pair.call_id, pair.result_chars, 0, ref))
