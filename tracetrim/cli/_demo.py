@@ -54,5 +54,9 @@ def run(args: argparse.Namespace) -> int:
         print(decision_table(outcome.plan))
     print("\n== quality against the examples' labels, next to common baselines ==")
     print(quality_table(asyncio.run(example_rows(names))))
+    print(
+        "\nThe default judge's weights saw these two histories in training, so its rows above are\n"
+        'in-sample; README ("Measured") shows each one judged by a model that never saw it.'
+    )
     print("\nSHADOW mode: nothing was changed or archived. See README for ENFORCE mode and restoring.")
     return 0
