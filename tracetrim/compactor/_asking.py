@@ -41,9 +41,9 @@ class Judged:
     state_tokens: int = 0
     stage: str = ""
     census: TermCensus | None = attrs.field(default=None, eq=False, repr=False)
-    """The term census of the whole history an in-process judge filled on its way through it (None
-    when it made none, or counted only part): the excerpts read it (`salience`) rather than
-    tokenising the history a second time."""
+    """The term census an in-process judge filled on its way through the history (None when it made
+    none): the excerpts read it (`salience`, which takes it only when it counted every message)
+    rather than tokenising the history a second time."""
 
 
 def _error(reason: Reason, detail: str) -> Outcome:
@@ -73,8 +73,7 @@ async def judge(
             return _error(Reason.MODEL_ERROR, str(exc))
         except InvalidAnswer as exc:
             return _error(Reason.INVALID_ANSWER, str(exc))
-        census = view.census if view.census is not None and view.census.messages == len(messages) else None
-        return Judged(probabilities, stage=WHOLE_HISTORY, census=census)
+        return Judged(probabilities, stage=WHOLE_HISTORY, census=view.census)
     next_action = request.next_action or default_next_action(messages)
     try:
         observation = observe(
