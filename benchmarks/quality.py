@@ -158,9 +158,11 @@ def _targets(name: str, ours: Point, rows: list[FrontierRow], failures: list[str
                 f"mini-swe-agent: {ours.recall - curve:+.1%} over masking's curve at {ours.removed:.1%} "
                 "removed (target >= 15 points)"
             )
-    if name == "tau-bench" and (ours.verbatim_recall < 0.99 or ours.removed < 0.05):
+    # The issue counts needed *values* kept word for word, wherever they are (its oracle keeps only
+    # the latest copy of each value): the findable column. Whole results unchanged is stricter.
+    if name == "tau-bench" and (ours.recall < 0.99 or ours.removed < 0.05):
         failures.append(
-            f"tau-bench: {ours.verbatim_recall:.1%} verbatim at {ours.removed:.1%} removed "
+            f"tau-bench: {ours.recall:.1%} of needed values still there at {ours.removed:.1%} removed "
             "(target >= 99% at >= 5%)"
         )
 

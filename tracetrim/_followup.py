@@ -71,8 +71,9 @@ def quoted_calls(messages: Sequence[Mapping[str, Any]], since: int) -> list[str]
     """Call ids whose results (before message ``since``) the agent quoted or reused from ``since`` on.
 
     The later pass of the audit: run it on the history as it grew after a plan made at ``since``
-    messages, and report each id as `Followup.used`. The same rule labels the learned judge's training
-    data: identifiers, values and whole lines first seen in that result (`tracetrim.learn`).
+    messages, and report each id as `Followup.used`. The same rule finds what the learned judge is trained
+    and scored on: identifiers, values and whole lines first seen in that result (`tracetrim.learn`;
+    training also credits the latest copy of each, `tracetrim.learn.credited`).
     """
     if not 0 <= since <= len(messages):
         raise FieldValueError(

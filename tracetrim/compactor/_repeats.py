@@ -19,7 +19,9 @@ results linear."""
 
 
 def _lines(text: str) -> frozenset[str]:
-    return frozenset(line for line in (raw.strip() for raw in text.splitlines()) if line)
+    lines = set(map(str.strip, text.splitlines()))  # in C: every result of the history goes through here
+    lines.discard("")
+    return frozenset(lines)
 
 
 def repeated_results(

@@ -33,7 +33,7 @@ from tracetrim.learn._frontier import (
     shortening_score,
     tracetrim,
 )
-from tracetrim.learn._labels import Evidence, evidence, findable, history_text
+from tracetrim.learn._labels import Evidence, credited, evidence, findable, history_text
 from tracetrim.learn._sources import (
     Trajectory,
     from_file,
@@ -57,6 +57,7 @@ __all__ = [
     "cut_points",
     "cuts",
     "evaluate",
+    "credited",
     "evidence",
     "examples",
     "findable",

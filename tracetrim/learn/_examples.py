@@ -12,7 +12,7 @@ from tracetrim.compactor._observation import default_goal
 from tracetrim.compactor._pairs import Pair, find_pairs, protected_messages
 from tracetrim.decision._features import pair_features
 from tracetrim.decision._history import HistoryView
-from tracetrim.learn._labels import Evidence, evidence
+from tracetrim.learn._labels import Evidence, credited, evidence
 from tracetrim.learn._sources import Trajectory
 
 CUT_FRACTIONS = (0.35, 0.6, 0.85)
@@ -31,6 +31,9 @@ class Cut:
     pairs: list[Pair] = attrs.field(repr=False)
     view: HistoryView = attrs.field(repr=False)
     evidence: dict[str, Evidence] = attrs.field(repr=False)
+    """What the frontier scores: the strings of each old result used after the cut."""
+    credited: frozenset[str] = attrs.field(repr=False)
+    """What a judge is trained to keep (`tracetrim.learn.credited`): evidence plus latest copies."""
 
     @property
     def candidates(self) -> list[Pair]:
@@ -56,7 +59,8 @@ def make_cut(trajectory: Trajectory, at: int, *, preserve_recent: int = PRESERVE
     protected = protected_messages(prefix, preserve_recent=preserve_recent, protected_ids=(), pinned_ids=())
     pairs = find_pairs(prefix, eligible_tools=trajectory.tools(), protected=protected, protected_call_ids=())
     view = history_view(prefix, pairs, goal=default_goal(prefix), next_action=stated_plan(prefix))
-    return Cut(trajectory, at, prefix, pairs, view, evidence(trajectory.messages, at))
+    found = evidence(trajectory.messages, at)
+    return Cut(trajectory, at, prefix, pairs, view, found, credited(trajectory.messages, at, found))
 
 
 def cuts(trajectories: Iterable[Trajectory], fractions: Iterable[float] = CUT_FRACTIONS) -> list[Cut]:
@@ -72,7 +76,8 @@ def group_of(cut: Cut) -> str:
 
 @attrs.frozen
 class Examples:
-    """Feature rows with labels (1 = used after the cut), result sizes and the group of each row."""
+    """Feature rows with labels (1 = the agent used it after the cut: `Cut.credited`), result sizes and the
+    group of each row."""
 
     rows: list[list[float]]
     labels: list[int]
@@ -87,7 +92,7 @@ def examples(selected: Iterable[Cut]) -> Examples:
         features = pair_features(cut.view)
         for pair in cut.view.pairs:
             out.rows.append(features[pair.key])
-            out.labels.append(1 if pair.call_id in cut.evidence else 0)
+            out.labels.append(1 if pair.call_id in cut.credited else 0)
             out.sizes.append(len(pair.result_text))
             out.groups.append(group_of(cut))
     return out

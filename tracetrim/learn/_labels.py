@@ -102,6 +102,35 @@ def evidence(messages: Sequence[Mapping[str, Any]], cut: int) -> dict[str, Evide
     return found
 
 
+def credited(
+    messages: Sequence[Mapping[str, Any]], cut: int, found: Mapping[str, Evidence] | None = None
+) -> frozenset[str]:
+    """The results a judge learns to keep: for each string used at or after ``cut``, the result it
+    first appeared in (``found``, the `evidence`) and the last result before ``cut`` that shows it.
+
+    Evidence names where a string came from; an agent reads it from the latest copy in its context,
+    and the dedup stage keeps the latest whole copy and points the older ones at it. Labelled by
+    first appearance alone, a re-run of a query or a re-read file looks spent, and the judge learns to
+    drop the fresh copy and keep the stale one: on held-out folds of the shared runs, crediting both
+    keeps more of what agents used at the same reduction (mini-swe-agent, tau-bench, SWE-agent) and
+    the re-run query of a held-out scenario (`benchmarks/quality.py`; README, "How the judge learns").
+    """
+    if found is None:
+        found = evidence(messages, cut)
+    remaining = set().union(*(item.strings for item in found.values()))
+    out = set(found)
+    for message in reversed(messages[:cut]):
+        if not remaining:
+            break
+        for call_id, text in _result_texts(message):
+            words = set(_WORD.findall(text))
+            shown = {s for s in remaining if (s in words if _WORD.fullmatch(s) else s in text)}
+            if shown:
+                out.add(call_id)
+                remaining -= shown
+    return frozenset(out)
+
+
 def findable(evidence_item: Evidence, haystack: str) -> bool:
     """True when every evidence string is still somewhere in ``haystack`` (the compacted history's text)."""
     return all(s in haystack for s in evidence_item.strings)
