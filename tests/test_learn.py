@@ -19,6 +19,7 @@ from tracetrim.decision import HistoryView, JudgedPair, LearnedDecisionModel, Pa
 from tracetrim.decision._features import FEATURE_NAMES, pair_features
 from tracetrim.decision._learned import default_weights
 from tracetrim.learn import (
+    credited,
     cut_points,
     cuts,
     evaluate,
@@ -105,6 +106,45 @@ def test_plain_words_and_lines_shown_before_are_not_evidence() -> None:
     # "value"/"returned" are plain words; the quoted line was first shown by c1, not c2
     assert found["c1"].strings == {"shared_line", "shared_line = compute(1)"}
     assert found["c2"].strings == {"fresh_token"}
+
+
+def test_training_credits_the_source_and_the_latest_copy_of_each_used_string() -> None:
+    history = [
+        _msg(0, "user", _text("Report the replica state.")),
+        _msg(1, "assistant", _call("c1", "psql -c 'select * from slots'")),
+        _msg(2, "assistant", _result("c1", "slot_a | lost | 7/C4A1F0B8\nrestart_lsn 7/C4A1F0B8 ok")),
+        _msg(3, "assistant", _call("c2", "cat unrelated.txt")),
+        _msg(4, "assistant", _result("c2", "nothing_used_here = 1")),
+        _msg(5, "assistant", _call("c3", "psql -c 'select * from slots'")),
+        _msg(6, "assistant", _result("c3", "slot_a | lost | 7/C4A1F0B8\nslot_b | streaming | 8/9C3E41D0")),
+        _msg(7, "assistant", _call("c4", "echo 'slot_a lost at 7/C4A1F0B8, slot_b now at 8/9C3E41D0'")),
+    ]
+    found = evidence(history, 7)
+    # Scored: where each used string first appeared (c1 for slot_a, c3 for slot_b's position).
+    assert set(found) == {"c1", "c3"} and "slot_a" in found["c1"].strings
+    assert "slot_a" not in found["c3"].strings
+    # Trained: the re-run c3 also shows slot_a, and it is the copy the agent read last.
+    assert credited(history, 7) == credited(history, 7, found) == {"c1", "c3"}
+    rerun_only = [*history[:5], _msg(5, "assistant", _call("c4", "echo slot_a"))]
+    assert credited(rerun_only, 5) == {"c1"}  # no later copy: the source alone
+    assert credited(history, 8) == frozenset()  # nothing used after the end
+
+
+def test_a_used_string_shown_again_later_credits_the_newest_copy_only_once() -> None:
+    history = [
+        _msg(0, "user", _text("Fix it.")),
+        *(
+            m
+            for n in (1, 2, 3)
+            for m in (
+                _msg(2 * n - 1, "assistant", _call(f"c{n}", "cat cfg.py")),
+                _msg(2 * n, "assistant", _result(f"c{n}", "retry_limit_value = 3\n")),
+            )
+        ),
+        _msg(7, "assistant", _call("c9", "sed -i 's/retry_limit_value = 3/retry_limit_value = 5/' cfg.py")),
+    ]
+    assert set(evidence(history, 7)) == {"c1"}
+    assert credited(history, 7) == {"c1", "c3"}  # the middle copy is neither source nor latest
 
 
 def test_learning_sees_what_the_agent_saw_not_format_metadata() -> None:
