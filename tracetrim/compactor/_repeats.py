@@ -37,22 +37,34 @@ def repeated_results(
     first, so a chain of copies points to the newest. One pass with an index from line to the whole
     results holding it: each older result is compared only with results sharing its rarest line.
     """
-    holders: dict[str, list[int]] = {}
-    whole: list[tuple[Pair, frozenset[str]]] = []
-    found: dict[str, Pair] = {}
-    for pair in reversed(pairs):
+    read: list[tuple[Pair, Action, frozenset[str], bool, set[str]]] = []
+    asked: set[str] = set()  # the lines of the older results that may become pointers, oldest first
+    for pair in pairs:
         text = pair.result_text
         if text is None or pair.result_at is None or pair.reason == "already_shortened":
             continue
         action = actions.get(pair.key, (Action.KEEP, ""))[0]
         lines = _lines(text)
-        if pair.key in movable and action is not Action.DROP_CALL and len(text) >= MIN_REPEAT_CHARS and lines:
+        # A whole result is looked up only by the lines of older results: most of its lines are in none
+        # (a set intersection, in C, instead of indexing every line of the history).
+        wanted = lines & asked if action is Action.KEEP else set()
+        asks = bool(
+            pair.key in movable and action is not Action.DROP_CALL and len(text) >= MIN_REPEAT_CHARS and lines
+        )
+        if asks:
+            asked |= lines
+        read.append((pair, action, lines, asks, wanted))
+    holders: dict[str, list[int]] = {}
+    whole: list[tuple[Pair, frozenset[str]]] = []
+    found: dict[str, Pair] = {}
+    for pair, action, lines, asks, wanted in reversed(read):
+        if asks:
             later = _containing(lines, holders, whole)
             if later is not None:
                 found[pair.key] = later
                 continue
         if action is Action.KEEP:
-            for line in lines:
+            for line in wanted:
                 holders.setdefault(line, []).append(len(whole))
             whole.append((pair, lines))
     return found
