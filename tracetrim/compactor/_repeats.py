@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence, Set
 
 from tracetrim.compactor._outcome import Action
 from tracetrim.compactor._pairs import Pair
@@ -37,7 +37,7 @@ def repeated_results(
     first, so a chain of copies points to the newest. One pass with an index from line to the whole
     results holding it: each older result is compared only with results sharing its rarest line.
     """
-    read: list[tuple[Pair, Action, frozenset[str], bool, set[str]]] = []
+    read: list[tuple[Pair, Action, frozenset[str], bool, Set[str]]] = []
     asked: set[str] = set()  # the lines of the older results that may become pointers, oldest first
     for pair in pairs:
         text = pair.result_text
