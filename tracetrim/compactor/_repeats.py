@@ -34,8 +34,9 @@ def repeated_results(
     same answer, leaves the later copy as complete as the older: the older one can point to it.
     Pairs that ``actions`` keeps whole or shortens may become pointers (a dropped pair stays
     dropped); the later copy is any result the plan leaves whole, protected ones included. Newest
-    first, so a chain of copies points to the newest. One pass with an index from line to the whole
-    results holding it: each older result is compared only with results sharing its rarest line.
+    first, so a chain of copies points to the newest. Two linear passes: the first reads every result's
+    lines, the second indexes the whole results by the lines older results hold (line to the whole
+    results holding it), so each older result is compared only with results sharing its rarest line.
     """
     read: list[tuple[Pair, Action, frozenset[str], bool, Set[str]]] = []
     asked: set[str] = set()  # the lines of the older results that may become pointers, oldest first
