@@ -130,7 +130,7 @@ def test_training_credits_the_source_and_the_latest_copy_of_each_used_string() -
     assert credited(history, 8) == frozenset()  # nothing used after the end
 
 
-def test_a_used_string_shown_again_later_credits_the_newest_copy_only_once() -> None:
+def test_a_string_shown_three_times_credits_its_source_and_newest_copy_not_the_middle_one() -> None:
     history = [
         _msg(0, "user", _text("Fix it.")),
         *(
