@@ -12,11 +12,10 @@ What is measured:
   by masking baselines, and once more with a token budget (down to 2/3 of the prefix's tokens; a target
   the protections do not allow leaves the prefix unchanged), and on mini-swe-agent with both policy
   levels shifted (`LEVEL_SHIFTS`), tracing the judge's curve against masking's. An old result the agent
-  used after the cut
-  (`tracetrim.learn.evidence`) counts as *findable* when every string it was used for is still somewhere
-  in the compacted prefix, and as *verbatim* when the result is unchanged (or, for a long one, still
-  whole inside a later result its pointer names). *Removed* is the share of the
-  prefix's characters (canonical JSON, summed over cuts). tracetrim's judge is refitted per fold and
+  used after the cut (`tracetrim.learn.evidence`) counts as *findable* when every string it was used for
+  is still somewhere in the compacted prefix, and as *verbatim* when the result is unchanged (or, for a
+  long one, still whole inside a later result its pointer names). *Removed* is the share of the prefix's
+  characters (canonical JSON, summed over cuts). tracetrim's judge is refitted per fold and
   only judges groups it never saw (4 folds by repository, task or run).
 - Labelled scenarios: leave one out; the judge is fitted on the real runs and the other scenario.
 """
