@@ -136,7 +136,7 @@ def real_section(shared: Path, limit: int | None, failures: list[str]) -> Exampl
         dominated_by = _masking_dominates(rows)
         if dominated_by:
             failures.append(f"{name}: {', '.join(dominated_by)} is better on both recall and reduction")
-        _targets(name, ours, rows, failures)
+        _targets(name, ours, failures)
     print(format_frontier(all_rows))
     if "mini-swe-agent" in by_dataset:
         shortening_section(by_dataset["mini-swe-agent"], failures)
@@ -162,9 +162,14 @@ def _shifted(weights: JudgeWeights, shift: float) -> JudgeWeights:
     return attrs.evolve(weights, keep_level=weights.keep_level + shift, call_level=weights.call_level + shift)
 
 
+def _masking_curve(rows: list[FrontierRow]) -> list[tuple[float, float]]:
+    """The keep-last-N points of ``rows`` as (removed, recall), by removed."""
+    return sorted((r.point.removed, r.point.recall) for r in rows[1:] if "keep-last" in r.strategy)
+
+
 def _curve_target(curve: list[FrontierRow], rows: list[FrontierRow], failures: list[str]) -> None:
     """Between 15% and 35% removed, every point of the curve at least 15 points over masking's."""
-    masking = sorted((r.point.removed, r.point.recall) for r in rows[1:] if "keep-last" in r.strategy)
+    masking = _masking_curve(rows)
     for row in [rows[0], *curve]:
         point = row.point
         line = _interpolate(masking, point.removed)
@@ -187,7 +192,7 @@ def shortening_section(selected: list[Cut], failures: list[str]) -> None:
         failures.append("the excerpt keeps the used lines no more often than the 300-character head")
 
 
-def _targets(name: str, ours: Point, rows: list[FrontierRow], failures: list[str]) -> None:
+def _targets(name: str, ours: Point, failures: list[str]) -> None:
     if name == "mini-swe-agent" and (ours.recall < 0.90 or ours.removed < 0.25):
         failures.append(
             f"mini-swe-agent: {ours.recall:.1%} findable at {ours.removed:.1%} removed "
@@ -204,8 +209,7 @@ def _targets(name: str, ours: Point, rows: list[FrontierRow], failures: list[str
 
 def _budget_target(name: str, budgeted: Point, rows: list[FrontierRow], failures: list[str]) -> None:
     """Issue 12's comparison: at a realistic budget the judge keeps more than masking at the same size."""
-    masking = sorted((r.point.removed, r.point.recall) for r in rows[1:] if "keep-last" in r.strategy)
-    curve = _interpolate(masking, budgeted.removed)
+    curve = _interpolate(_masking_curve(rows), budgeted.removed)
     # Keeping more than masking is impossible where both keep everything (SWE-agent's few used results).
     if curve is not None and (budgeted.recall < curve or budgeted.recall == curve < 1.0):
         failures.append(

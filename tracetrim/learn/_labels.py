@@ -112,22 +112,27 @@ def credited(
     and the dedup stage keeps the latest whole copy and points the older ones at it. Labelled by
     first appearance alone, a re-run of a query or a re-read file looks spent, and the judge learns to
     drop the fresh copy and keep the stale one: on held-out folds of the shared runs, crediting both
-    keeps more of what agents used at the same reduction (mini-swe-agent, tau-bench, SWE-agent) and
-    the re-run query of a held-out scenario (`benchmarks/quality.py`; README, "How the judge learns").
+    keeps the same mini-swe-agent curve, more of tau-bench's needed values and SWE-agent's results
+    verbatim, and the re-run query of a held-out scenario (`benchmarks/quality.py`; README, "The
+    learned judge").
     """
     if found is None:
         found = evidence(messages, cut)
-    remaining = set().union(*(item.strings for item in found.values()))
+    strings = set().union(*(item.strings for item in found.values()))
+    # Evidence words are matched as words of a result, evidence lines as text within it.
+    words = {s for s in strings if _WORD.fullmatch(s)}
+    lines = strings - words
     out = set(found)
     for message in reversed(messages[:cut]):
-        if not remaining:
+        if not words and not lines:
             break
         for call_id, text in _result_texts(message):
-            words = set(_WORD.findall(text))
-            shown = {s for s in remaining if (s in words if _WORD.fullmatch(s) else s in text)}
-            if shown:
+            shown_words = words.intersection(_WORD.findall(text)) if words else set()
+            shown_lines = {s for s in lines if s in text}
+            if shown_words or shown_lines:
                 out.add(call_id)
-                remaining -= shown
+                words -= shown_words
+                lines -= shown_lines
     return frozenset(out)
 
 
