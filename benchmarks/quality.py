@@ -174,9 +174,11 @@ def _curve_target(curve: list[FrontierRow], rows: list[FrontierRow], failures: l
         point = row.point
         line = _interpolate(masking, point.removed)
         if 0.15 <= point.removed <= 0.35 and line is not None and point.recall - line < 0.15:
+            # Where masking keeps more than 85%, +15 points is more than any strategy can keep.
+            reach = f"; masking keeps {line:.1%} there, so +15 is out of reach" if line > 0.85 else ""
             failures.append(
                 f"{row.dataset}: {row.strategy.split(' (')[0]} {point.recall - line:+.1%} over masking's "
-                f"curve at {point.removed:.1%} removed (target >= 15 points between 15% and 35%)"
+                f"curve at {point.removed:.1%} removed (target >= 15 points between 15% and 35%{reach})"
             )
 
 
