@@ -27,7 +27,7 @@ def add_archive_arguments(parser: argparse.ArgumentParser, *, required: bool) ->
     parser.add_argument("--session", required=required, metavar="S", help="scope: session id")
 
 
-def _must_exist(archive: Archive, url: str) -> None:
+def check_exists(archive: Archive, url: str) -> None:
     """Reading from a local archive that is not there is a typo, not an empty archive to create."""
     if isinstance(archive, FileArchive):
         if not archive.root.is_dir():
@@ -56,7 +56,7 @@ def open_scoped_archive(args: argparse.Namespace, *, must_exist: bool) -> tuple[
     except (TypeError, ValueError) as exc:
         raise CliError(str(exc)) from None
     if must_exist:
-        _must_exist(archive, args.archive)
+        check_exists(archive, args.archive)
     return archive, scope
 
 

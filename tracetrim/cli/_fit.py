@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from tracetrim.cli._archive_args import ARCHIVE_HELP
 from tracetrim.cli._errors import CliError
 from tracetrim.cli._formats import FORMAT_CHOICES
 
@@ -18,10 +19,25 @@ def register(commands: Any) -> None:
         description=(
             "Cut each trajectory at several assistant turns, label every earlier result by whether the "
             "agent used it after the cut, fit the judge, print its held-out frontier next to keep-last-N "
-            "masking, and write the weights (use them with --model-file or DECISION_MODEL_FILE)."
+            "masking, and write the weights (use them with --model-file or DECISION_MODEL_FILE). Runs come "
+            "from trajectory files, or from the records of an ENFORCE rollout and the archive they name."
         ),
     )
-    parser.add_argument("files", nargs="+", metavar="TRAJECTORY", help="trajectory files (JSON)")
+    parser.add_argument(
+        "files",
+        nargs="*",
+        metavar="TRAJECTORY",
+        help="trajectory files (JSON), or folders of them (every *.json and *.traj file below)",
+    )
+    parser.add_argument(
+        "--records",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="plan records (JSON lines, as JsonLinesObserver writes them); each scope they name is one "
+        "run, rebuilt from the --archive snapshots its records refer to (repeatable)",
+    )
+    parser.add_argument("--archive", metavar="URL", help=f"with --records: {ARCHIVE_HELP}")
     parser.add_argument("-o", "--output", required=True, metavar="FILE", help="where to write the weights")
     parser.add_argument(
         "--format", choices=FORMAT_CHOICES, default="auto", help="file format (default: by shape)"
@@ -58,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
         held_out_point,
         levels_of,
         masking_rows,
+        ranked_folds,
     )
 
     tools = (
@@ -65,15 +82,18 @@ def run(args: argparse.Namespace) -> int:
         if args.eligible_tools
         else None
     )
+    if not args.files and not args.records:
+        raise CliError("fit needs trajectory files or --records (with --archive)")
+    if args.records and not args.archive:
+        raise CliError("--records needs --archive: the records name snapshots, the archive holds them")
     trajectories = []
-    for name in args.files:
-        path = Path(name)
-        if not path.is_file():
-            raise CliError(f"{name}: no such file")
+    for path in _trajectory_files(args.files):
         try:
             trajectories.extend(from_file(path, fmt=args.format, eligible_tools=tools))
         except (ValueError, KeyError, TypeError) as exc:
-            raise CliError(f"{name}: {exc}") from None
+            raise CliError(f"{path}: {exc}") from None
+    if args.records:
+        trajectories.extend(_recorded_runs(args.records, args.archive, tools))
     selected = cuts(trajectories)
     data = examples(selected)
     used = sum(data.labels)
@@ -86,17 +106,18 @@ def run(args: argparse.Namespace) -> int:
     groups = {group_of(c) for c in selected}
     folds = max(2, min(args.folds, len(groups)))
     rows = masking_rows("held-out", selected)
+    note = "(one run: no held-out frontier for the fitted judge; give more runs to see it)"
     try:
         if len(groups) >= 2:
-            models = held_out_models(selected, folds, levels, model=args.model)
-            rows.insert(
-                0,
-                FrontierRow(
-                    "held-out",
-                    "tracetrim (fitted)",
-                    held_out_point(selected, models, folds, minimum_reduction=0.0),
-                ),
-            )
+            note = ""
+            fold = ranked_folds(selected, folds)
+            try:
+                models = held_out_models(selected, folds, levels, model=args.model, fold=fold)
+            except ValueError as exc:  # a fold whose other runs used nothing again, say
+                note = f"(too few runs for a held-out frontier: {exc})"
+            else:
+                point = held_out_point(selected, models, folds, fold=fold, minimum_reduction=0.0)
+                rows.insert(0, FrontierRow("held-out", "tracetrim (fitted)", point))
         weights = fit_weights(
             data,
             version=args.version,
@@ -104,6 +125,7 @@ def run(args: argparse.Namespace) -> int:
             model=args.model,
             trained_on={
                 "files": len(args.files),
+                "record_files": len(args.records),
                 "trajectories": len(trajectories),
                 "examples": len(data.labels),
                 "used_later": used,
@@ -118,8 +140,8 @@ def run(args: argparse.Namespace) -> int:
         f"({used} used after the cut)"
     )
     print(format_frontier(rows))
-    if len(groups) < 2:
-        print("(one file: no held-out frontier for the fitted judge; give more files to see it)")
+    if note:
+        print(note)
     out = Path(args.output)
     try:
         out.write_text(weights.to_json(), encoding="utf-8")
@@ -127,3 +149,63 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"{out}: cannot write the weights ({exc.strerror or exc})") from None
     print(f"wrote {out}: use it with --model-file {out} or DECISION_MODEL_FILE={out}")
     return 0
+
+
+TRAJECTORY_SUFFIXES = (".json", ".traj")
+"""What a folder given to ``fit`` is searched for (mini-swe-agent ``.traj.json``, SWE-agent ``.traj``)."""
+
+
+def _trajectory_files(names: list[str]) -> list[Path]:
+    """Each named file, and every trajectory file below each named folder (sorted)."""
+    paths: list[Path] = []
+    for name in names:
+        path = Path(name)
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(TRAJECTORY_SUFFIXES))
+            if not found:
+                raise CliError(f"{name}: no *.json or *.traj files in this folder")
+            paths.extend(found)
+        elif path.is_file():
+            paths.append(path)
+        else:
+            raise CliError(f"{name}: no such file or folder")
+    return paths
+
+
+def _recorded_runs(record_files: list[str], url: str, tools: frozenset[str] | None) -> list[Any]:
+    """The runs the records name, rebuilt from the archive at ``url``; what could not be rebuilt is
+    said on stderr."""
+    import asyncio
+    import sys
+
+    from tracetrim._audit import RecordError, read_files
+    from tracetrim.archive import ArchiveError, close_archive, open_archive
+    from tracetrim.cli._archive_args import check_exists
+    from tracetrim.learn._archived import archived_runs
+
+    try:
+        found = read_files(record_files)
+    except RecordError as exc:
+        raise CliError(str(exc)) from None
+    for junk in found.junk:
+        print(f"tracetrim: skipped {junk}", file=sys.stderr)
+    try:
+        archive = open_archive(url)
+    except (ArchiveError, ValueError) as exc:
+        raise CliError(f"--archive: {exc}") from None
+    check_exists(archive, url)
+
+    async def rebuild() -> Any:
+        try:
+            return await archived_runs(found.records, archive, eligible_tools=tools)
+        finally:
+            await close_archive(archive)
+
+    runs = asyncio.run(rebuild())
+    for problem in runs.problems:
+        print(f"tracetrim: {problem}", file=sys.stderr)
+    print(
+        f"{len(runs.trajectories)} runs rebuilt from {len(found.records)} records "
+        f"({runs.unarchived} with no archived history)"
+    )
+    return list(runs.trajectories)

@@ -23,6 +23,23 @@ MASKING = (
 """The baselines: observation masking keeping the last N results, and clearing calls and results."""
 
 
+FoldOf = Callable[[Cut], int]
+"""Which held-out fold a cut is in; every cut of one group in the same fold."""
+
+
+def hashed_folds(folds: int) -> FoldOf:
+    """Folds by a stable hash of each cut's group (`fold_of`): a group's fold never depends on which
+    other groups there are (the benchmarks' folds)."""
+    return lambda cut: fold_of(group_of(cut), folds)
+
+
+def ranked_folds(cuts: Sequence[Cut], folds: int) -> FoldOf:
+    """Folds by each group's place among the sorted groups of ``cuts``: with at least as many groups
+    as folds, no fold is empty (a hash can put a few groups all in one fold)."""
+    rank = {group: n for n, group in enumerate(sorted({group_of(c) for c in cuts}))}
+    return lambda cut: rank[group_of(cut)] % folds
+
+
 def held_out_models(
     train: Sequence[Cut],
     folds: int,
@@ -31,12 +48,15 @@ def held_out_models(
     extra: Examples | None = None,
     version: str = "fold",
     model: str = "trees",
+    fold: FoldOf | None = None,
 ) -> dict[int, LearnedDecisionModel]:
     """One ``model`` (see `fit_weights`) per fold, each fitted on the cuts of every other fold (plus
-    ``extra`` rows, which are never evaluated here: labelled scenarios, say)."""
+    ``extra`` rows, which are never evaluated here: labelled scenarios, say). ``fold`` says which
+    fold a cut is in (default: a stable hash of its group, `fold_of`)."""
+    fold = fold or hashed_folds(folds)
     models = {}
     for k in range(folds):
-        rows = examples([c for c in train if fold_of(group_of(c), folds) != k])
+        rows = examples([c for c in train if fold(c) != k])
         if extra is not None:
             rows = joined(rows, extra)
         weights = fit_weights(rows, version=f"{version}-{k}", levels=levels, model=model)
@@ -45,11 +65,18 @@ def held_out_models(
 
 
 def held_out_point(
-    cuts: Sequence[Cut], models: Mapping[int, LearnedDecisionModel], folds: int, **config: Any
+    cuts: Sequence[Cut],
+    models: Mapping[int, LearnedDecisionModel],
+    folds: int,
+    *,
+    fold: FoldOf | None = None,
+    **config: Any,
 ) -> Point:
-    """tracetrim's totals on ``cuts``, each judged by the model that never saw its group."""
+    """tracetrim's totals on ``cuts``, each judged by the model that never saw its group (``fold``:
+    as given to `held_out_models`)."""
+    fold = fold or hashed_folds(folds)
     by_fold = {k: default_compactor(model, **config) for k, model in models.items()}
-    return evaluate(cuts, lambda cut: tracetrim(by_fold[fold_of(group_of(cut), folds)])(cut))
+    return evaluate(cuts, lambda cut: tracetrim(by_fold[fold(cut)])(cut))
 
 
 @attrs.frozen

@@ -1,0 +1,166 @@
+"""Where `tracetrim fit` learns from: folders of trajectories, an ENFORCE rollout's records and archive."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import tracetrim as tt
+from tests.conftest import DATA, require_data
+from tracetrim._audit import read_files
+from tracetrim._json import canonical_json
+from tracetrim.archive import FileArchive
+from tracetrim.decision import LearnedDecisionModel
+from tracetrim.learn import Trajectory, mini_swe_agent
+from tracetrim.learn._archived import archived_runs
+
+
+def _host(run: Trajectory, session: str, archive: FileArchive, audit: Path) -> list[tt.Outcome]:
+    """An agent host on ``run``: compacts (ENFORCE) at a third, a half and three quarters of it,
+    continuing each time from the history it adopted plus the messages that came next."""
+    compactor = tt.Compactor(
+        config=tt.CompactorConfig(eligible_tools={"bash"}, minimum_reduction=0.0),
+        execution=tt.ExecutionOptions(mode=tt.Mode.ENFORCE, observer=tt.JsonLinesObserver(audit)),
+        archive=archive,
+    )
+    scope = tt.Scope("team", "coder", session)
+    messages = run.messages
+    stops = [len(messages) // 3, len(messages) // 2, 3 * len(messages) // 4]
+    history, outcomes = list(messages[: stops[0]]), []
+    for done, upto in zip(stops, [*stops[1:], None], strict=True):
+        outcome = asyncio.run(compactor.plan(tt.CompactionRequest(history, scope=scope)))
+        outcomes.append(outcome)
+        if outcome.adopted:
+            assert outcome.plan is not None
+            history = list(outcome.plan.messages)
+        if upto is not None:
+            history += messages[done:upto]
+    return outcomes
+
+
+@pytest.fixture(scope="module")
+def rollout(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Trajectory]]:
+    """Two mini-swe-agent runs compacted three times each, as a host in ENFORCE would: the archive
+    and the records are the real ones (`FileArchive`, `JsonLinesObserver`)."""
+    root = tmp_path_factory.mktemp("rollout")
+    runs = mini_swe_agent(require_data(DATA / "mini-swe-agent"), limit=2)
+    archive = FileArchive(root / "archive")
+    for n, run in enumerate(runs):
+        outcomes = _host(run, f"run-{n}", archive, root / "audit.jsonl")
+        assert all(o.adopted for o in outcomes), [str(o.reason) for o in outcomes]
+    return root, runs
+
+
+def test_records_and_archive_rebuild_each_run_up_to_its_last_compaction(
+    rollout: tuple[Path, list[Trajectory]],
+) -> None:
+    root, runs = rollout
+    archive = FileArchive(root / "archive")
+    records = read_files([root / "audit.jsonl"]).records
+    rebuilt = asyncio.run(archived_runs(records, archive))
+    assert rebuilt.problems == [] and rebuilt.unarchived == 0
+    assert [t.name for t in rebuilt.trajectories] == ["team/coder/run-0", "team/coder/run-1"]
+    for n, (trajectory, run) in enumerate(zip(rebuilt.trajectories, runs, strict=True)):
+        last_stop = 3 * len(run.messages) // 4
+        assert canonical_json(trajectory.messages) == canonical_json(run.messages[:last_stop])
+        # The last snapshot alone still holds the earlier compactions' cuts: rebuilding did real work.
+        scope = tt.Scope("team", "coder", f"run-{n}")
+        last_ref = [r.archive_ref for r in records if r.scope == scope.as_dict()][-1]
+        assert canonical_json(asyncio.run(archive.restore(scope, last_ref))) != canonical_json(
+            trajectory.messages
+        )
+
+
+def test_a_missing_snapshot_leaves_its_run_out_and_says_so(
+    rollout: tuple[Path, list[Trajectory]], tmp_path: Path
+) -> None:
+    root, _ = rollout
+    copy = tmp_path / "archive"
+    shutil.copytree(root / "archive", copy)
+    archive = FileArchive(copy)
+    records = list(read_files([root / "audit.jsonl"]).records)
+    gone = next(
+        r for r in records if r.scope == {"user_id": "team", "agent_id": "coder", "session_id": "run-1"}
+    )
+    assert asyncio.run(archive.delete(tt.Scope("team", "coder", "run-1"), gone.archive_ref))
+    # A SHADOW plan archives nothing: its record names no snapshot and is counted, not rebuilt.
+    shadow = tt.Compactor(
+        execution=tt.ExecutionOptions(observer=tt.JsonLinesObserver(tmp_path / "shadow.jsonl"))
+    )
+    run = mini_swe_agent(DATA / "mini-swe-agent", limit=1)[0]
+    asyncio.run(shadow.plan(tt.CompactionRequest(run.messages, scope=tt.Scope("team", "coder", "shadow"))))
+    records += read_files([tmp_path / "shadow.jsonl"]).records
+
+    rebuilt = asyncio.run(archived_runs(records, archive))
+    assert [t.name for t in rebuilt.trajectories] == ["team/coder/run-0"] and rebuilt.unarchived == 1
+    assert len(rebuilt.problems) == 1 and rebuilt.problems[0].startswith("team/coder/run-1: left out")
+
+
+def _fit(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tracetrim", "fit", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+
+
+def test_fit_learns_from_records_and_their_archive(
+    rollout: tuple[Path, list[Trajectory]], tmp_path: Path
+) -> None:
+    root, _ = rollout
+    out = tmp_path / "model.json"
+    done = _fit(
+        tmp_path, "--records", str(root / "audit.jsonl"), "--archive", str(root / "archive"), "-o", str(out)
+    )
+    assert done.returncode == 0, done.stderr
+    assert "2 runs rebuilt from 6 records (0 with no archived history)" in done.stdout
+    assert "tracetrim (fitted)" in done.stdout and "keep-last-10" in done.stdout
+    assert LearnedDecisionModel(out).weights.trained_on["record_files"] == 1
+
+
+def test_fit_reads_the_trajectory_files_of_a_folder(tmp_path: Path) -> None:
+    source = require_data(DATA / "mini-swe-agent")
+    folder = tmp_path / "runs" / "nested"
+    folder.mkdir(parents=True)
+    for path in sorted(source.glob("*.traj.json"))[:4]:
+        shutil.copy(path, folder / path.name)
+    (folder / "LICENSE").write_text("not a trajectory", encoding="utf-8")
+    done = _fit(tmp_path, str(tmp_path / "runs"), "-o", str(tmp_path / "m.json"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("4 trajectories") and "tracetrim (fitted)" in done.stdout
+
+
+def test_fit_with_too_few_runs_for_folds_still_fits(tmp_path: Path) -> None:
+    """Two short SWE-agent runs: a fold trained on one run that used nothing again cannot be fitted,
+    so the frontier is left out and said so, and the weights are still fitted on both."""
+    source = require_data(DATA / "swe-agent")
+    files = [str(p) for p in sorted(source.glob("*.traj"))[:4]]
+    done = _fit(tmp_path, *files, "-o", str(tmp_path / "m.json"))
+    assert done.returncode == 0, done.stderr
+    assert "(too few runs for a held-out frontier: every example has the same label" in done.stdout
+    assert LearnedDecisionModel(tmp_path / "m.json").weights.trained_on["trajectories"] == 4
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((), "fit needs trajectory files or --records"),
+        (("--records", "audit.jsonl"), "--records needs --archive"),
+        (("--records", "missing.jsonl", "--archive", "."), "missing.jsonl: no such file"),
+        (("--records", "audit.jsonl", "--archive", "nowhere"), "archive folder 'nowhere' does not exist"),
+        (("empty",), "empty: no *.json or *.traj files in this folder"),
+        (("absent.json",), "absent.json: no such file or folder"),
+    ],
+)
+def test_fit_says_what_is_wrong_with_its_sources(tmp_path: Path, args: tuple[str, ...], message: str) -> None:
+    (tmp_path / "audit.jsonl").write_text("", encoding="utf-8")
+    (tmp_path / "empty").mkdir()
+    done = _fit(tmp_path, *args, "-o", str(tmp_path / "m.json"))
+    assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
