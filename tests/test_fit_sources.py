@@ -14,17 +14,20 @@ import tracetrim as tt
 from tests.conftest import DATA, require_data
 from tracetrim._audit import read_files
 from tracetrim._json import canonical_json
+from tracetrim._marker import is_tombstone
 from tracetrim.archive import FileArchive
 from tracetrim.decision import LearnedDecisionModel
 from tracetrim.learn import Trajectory, mini_swe_agent
 from tracetrim.learn._archived import archived_runs
 
 
-def _host(run: Trajectory, session: str, archive: FileArchive, audit: Path) -> list[tt.Outcome]:
+def _host(
+    run: Trajectory, session: str, archive: FileArchive, audit: Path, *, tombstones: bool
+) -> list[tt.Outcome]:
     """An agent host on ``run``: compacts (ENFORCE) at a third, a half and three quarters of it,
     continuing each time from the history it adopted plus the messages that came next."""
     compactor = tt.Compactor(
-        config=tt.CompactorConfig(eligible_tools={"bash"}, minimum_reduction=0.0),
+        config=tt.CompactorConfig(eligible_tools={"bash"}, minimum_reduction=0.0, tombstones=tombstones),
         execution=tt.ExecutionOptions(mode=tt.Mode.ENFORCE, observer=tt.JsonLinesObserver(audit)),
         archive=archive,
     )
@@ -45,13 +48,14 @@ def _host(run: Trajectory, session: str, archive: FileArchive, audit: Path) -> l
 
 @pytest.fixture(scope="module")
 def rollout(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Trajectory]]:
-    """Two mini-swe-agent runs compacted three times each, as a host in ENFORCE would: the archive
-    and the records are the real ones (`FileArchive`, `JsonLinesObserver`)."""
+    """Two mini-swe-agent runs compacted three times each, as a host in ENFORCE would (the second
+    leaving tombstones): the archive and the records are the real ones (`FileArchive`,
+    `JsonLinesObserver`)."""
     root = tmp_path_factory.mktemp("rollout")
     runs = mini_swe_agent(require_data(DATA / "mini-swe-agent"), limit=2)
     archive = FileArchive(root / "archive")
     for n, run in enumerate(runs):
-        outcomes = _host(run, f"run-{n}", archive, root / "audit.jsonl")
+        outcomes = _host(run, f"run-{n}", archive, root / "audit.jsonl", tombstones=n == 1)
         assert all(o.adopted for o in outcomes), [str(o.reason) for o in outcomes]
     return root, runs
 
@@ -71,9 +75,9 @@ def test_records_and_archive_rebuild_each_run_up_to_its_last_compaction(
         # The last snapshot alone still holds the earlier compactions' cuts: rebuilding did real work.
         scope = tt.Scope("team", "coder", f"run-{n}")
         last_ref = [r.archive_ref for r in records if r.scope == scope.as_dict()][-1]
-        assert canonical_json(asyncio.run(archive.restore(scope, last_ref))) != canonical_json(
-            trajectory.messages
-        )
+        last = asyncio.run(archive.restore(scope, last_ref))
+        assert canonical_json(last) != canonical_json(trajectory.messages)
+        assert any(is_tombstone(block) for message in last for block in message["content"]) == (n == 1)
 
 
 def test_a_missing_snapshot_leaves_its_run_out_and_says_so(
