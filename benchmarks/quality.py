@@ -11,11 +11,12 @@ What is measured:
   even where ``minimum_reduction`` would keep the original, so the judge's decisions are measured) and
   by masking baselines, and once more with a token budget (down to 2/3 of the prefix's tokens; a target
   the protections do not allow leaves the prefix unchanged), and on mini-swe-agent with both policy
-  levels shifted (`LEVEL_SHIFTS`), tracing the judge's curve against masking's. An old result the agent
-  used after the cut (`tracetrim.learn.evidence`) counts as *findable* when every string it was used for
-  is still somewhere in the compacted prefix, and as *verbatim* when the result is unchanged (or, for a
-  long one, still whole inside a later result its pointer names). *Removed* is the share of the prefix's
-  characters (canonical JSON, summed over cuts). tracetrim's judge is refitted per fold and
+  levels shifted (`tracetrim.learn.LEVEL_SHIFTS`), tracing the judge's curve against masking's. An
+  old result the agent used after the cut (`tracetrim.learn.evidence`) counts as *findable* when every
+  string it was used for is still somewhere in the compacted prefix, and as *verbatim* when the result
+  is unchanged (or, for a long one, still whole inside a later result its pointer names). *Removed* is
+  the share of the prefix's characters (canonical JSON, summed over cuts). tracetrim's judge is
+  refitted per fold and
   only judges groups it never saw (4 folds by repository, task or run).
 - Labelled scenarios: leave one out; the judge is fitted on the real runs and the other scenario.
 """
@@ -29,19 +30,17 @@ import sys
 import time
 from pathlib import Path
 
-import attrs
-
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from tracetrim._quality import Case, evaluate, format_table, standard_strategies, tracetrim_strategy  # noqa: E402
 from tracetrim.decision import LearnedDecisionModel  # noqa: E402
 from tracetrim.decision._learned import default_weights  # noqa: E402
-from tracetrim.decision._weights import JudgeWeights  # noqa: E402
 from tracetrim.learn import (  # noqa: E402
     Examples,
     FrontierRow,
     Point,
+    curve_rows,
     cuts,
     examples,
     fit_weights,
@@ -122,7 +121,7 @@ def real_section(shared: Path, limit: int | None, failures: list[str]) -> Exampl
             *masking_rows(name, selected),
         ]
         budgeted = held_out_point(selected, models, FOLDS, budget_share=BUDGET_SHARE)
-        curve = _curve_rows(name, selected, models) if name == "mini-swe-agent" else []
+        curve = curve_rows(name, selected, models, FOLDS) if name == "mini-swe-agent" else []
         all_rows.extend(
             [
                 *rows,
@@ -141,25 +140,6 @@ def real_section(shared: Path, limit: int | None, failures: list[str]) -> Exampl
     if "mini-swe-agent" in by_dataset:
         shortening_section(by_dataset["mini-swe-agent"], failures)
     return examples(every)  # real runs only: each scenario is held out in its own section
-
-
-LEVEL_SHIFTS = (-0.3, 0.3, 0.6)
-"""Both policy levels moved by these amounts trace the judge's curve around the default point."""
-
-
-def _curve_rows(name: str, selected: list[Cut], models: dict[int, LearnedDecisionModel]) -> list[FrontierRow]:
-    """The same held-out judges with both levels shifted: the issue asks for the whole curve."""
-    rows = []
-    for shift in LEVEL_SHIFTS:
-        shifted = {k: LearnedDecisionModel(_shifted(m.weights, shift)) for k, m in models.items()}
-        point = held_out_point(selected, shifted, FOLDS, minimum_reduction=0.0)
-        rows.append(FrontierRow(name, f"tracetrim, levels {shift:+.1f}", point))
-    return rows
-
-
-def _shifted(weights: JudgeWeights, shift: float) -> JudgeWeights:
-    """``weights`` with both policy levels moved by ``shift`` (the trees unchanged)."""
-    return attrs.evolve(weights, keep_level=weights.keep_level + shift, call_level=weights.call_level + shift)
 
 
 def _masking_curve(rows: list[FrontierRow]) -> list[tuple[float, float]]:

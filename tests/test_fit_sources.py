@@ -17,6 +17,7 @@ from tracetrim._json import canonical_json
 from tracetrim._marker import is_tombstone
 from tracetrim.archive import FileArchive
 from tracetrim.decision import LearnedDecisionModel
+from tracetrim.decision._learned import default_weights
 from tracetrim.learn import Trajectory, mini_swe_agent
 from tracetrim.learn._archived import archived_runs
 
@@ -139,6 +140,21 @@ def test_fit_reads_the_trajectory_files_of_a_folder(tmp_path: Path) -> None:
     done = _fit(tmp_path, str(tmp_path / "runs"), "-o", str(tmp_path / "m.json"))
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("4 trajectories") and "tracetrim (fitted)" in done.stdout
+
+
+def test_fit_moves_the_levels_and_traces_the_curve(tmp_path: Path) -> None:
+    files = sorted(require_data(DATA / "mini-swe-agent").glob("*.traj.json"))[:4]
+    out = tmp_path / "m.json"
+    done = _fit(tmp_path, *map(str, files), "-o", str(out), "--curve", "--level-shift", "0.3")
+    assert done.returncode == 0, done.stderr
+    shown = [line.split()[1:5] for line in done.stdout.splitlines() if line.startswith("held-out")]
+    assert shown[2][:3] == ["fitted,", "levels", "+0.3"] and len(shown) == 9
+    weights, shipped = LearnedDecisionModel(out).weights, default_weights()
+    assert (weights.keep_level, weights.call_level) == pytest.approx(
+        (shipped.keep_level + 0.3, shipped.call_level + 0.3)
+    )
+    refused = _fit(tmp_path, *map(str, files), "-o", str(out), "--level-shift", "nan")
+    assert refused.returncode == 2 and "must be a finite number" in refused.stderr
 
 
 def test_fit_with_too_few_runs_for_folds_still_fits(tmp_path: Path) -> None:

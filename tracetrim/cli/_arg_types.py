@@ -1,4 +1,4 @@
-"""The argparse ``type=`` converters several commands share: non-negative whole and finite numbers."""
+"""The argparse ``type=`` converters commands share: non-negative whole numbers and finite numbers."""
 
 from __future__ import annotations
 
@@ -24,4 +24,15 @@ def non_negative_float(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
     if not value >= 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"must be a finite, non-negative number, got {text!r}")
+    return value
+
+
+def finite_float(text: str) -> float:
+    """A finite number (``nan`` and ``inf`` refused), or an `argparse.ArgumentTypeError`."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
     return value

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from tracetrim.cli._archive_args import ARCHIVE_HELP
+from tracetrim.cli._arg_types import finite_float
 from tracetrim.cli._errors import CliError
 from tracetrim.cli._formats import FORMAT_CHOICES
 
@@ -55,6 +56,20 @@ def register(commands: Any) -> None:
         default="trees",
         help="boosted trees (default) or a logistic model (smaller; for a few short runs)",
     )
+    parser.add_argument(
+        "--level-shift",
+        type=finite_float,
+        default=0.0,
+        metavar="S",
+        help="move both policy levels of the weights by S: above 0 more goes, below 0 more stays "
+        "(default: 0, the shipped judge's levels)",
+    )
+    parser.add_argument(
+        "--curve",
+        action="store_true",
+        help="also print the held-out frontier with the levels moved by -0.3, +0.3 and +0.6, to choose "
+        "a --level-shift on your own runs",
+    )
     parser.add_argument("--version", default="custom", help="a name stored in the weights (default: custom)")
     parser.set_defaults(handler=run)
 
@@ -64,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
     from tracetrim.decision._learned import default_weights
     from tracetrim.learn import (
         FrontierRow,
+        curve_rows,
         cuts,
         examples,
         fit_weights,
@@ -75,6 +91,7 @@ def run(args: argparse.Namespace) -> int:
         levels_of,
         masking_rows,
         ranked_folds,
+        shifted,
     )
 
     tools = (
@@ -102,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
             f"{len(trajectories)} trajectories gave {len(data.labels)} examples ({used} used later): "
             "fitting needs longer runs with tool results that were and were not used again"
         )
-    levels = levels_of(default_weights())
+    levels = levels_of(shifted(default_weights(), args.level_shift))
     groups = {group_of(c) for c in selected}
     folds = max(2, min(args.folds, len(groups)))
     rows = masking_rows("held-out", selected)
@@ -118,6 +135,8 @@ def run(args: argparse.Namespace) -> int:
             else:
                 point = held_out_point(selected, models, folds, fold=fold, minimum_reduction=0.0)
                 rows.insert(0, FrontierRow("held-out", "tracetrim (fitted)", point))
+                if args.curve:
+                    rows[1:1] = curve_rows("held-out", selected, models, folds, label="fitted", fold=fold)
         weights = fit_weights(
             data,
             version=args.version,
@@ -129,6 +148,7 @@ def run(args: argparse.Namespace) -> int:
                 "trajectories": len(trajectories),
                 "examples": len(data.labels),
                 "used_later": used,
+                "level_shift": args.level_shift,
             },
         )
     except ImportError as exc:

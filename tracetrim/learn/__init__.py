@@ -2,8 +2,10 @@
 
 from tracetrim._public import publish
 from tracetrim.learn._crossval import (
+    LEVEL_SHIFTS,
     MASKING,
     FrontierRow,
+    curve_rows,
     format_frontier,
     hashed_folds,
     held_out_models,
@@ -12,6 +14,7 @@ from tracetrim.learn._crossval import (
     masking_rows,
     oracle_rows,
     ranked_folds,
+    shifted,
 )
 from tracetrim.learn._examples import (
     CUT_FRACTIONS,
@@ -47,6 +50,7 @@ from tracetrim.learn._sources import (
 
 __all__ = [
     "CUT_FRACTIONS",
+    "LEVEL_SHIFTS",
     "MASKING",
     "Cut",
     "Evidence",
@@ -57,6 +61,7 @@ __all__ = [
     "Trajectory",
     "balanced_weights",
     "credited",
+    "curve_rows",
     "cut_points",
     "cuts",
     "evaluate",
@@ -84,6 +89,7 @@ __all__ = [
     "ranked_folds",
     "score_cut",
     "shared_datasets",
+    "shifted",
     "shortening_score",
     "swe_agent",
     "tau_bench",

@@ -104,6 +104,39 @@ def oracle_rows(dataset: str, cuts: Sequence[Cut]) -> list[FrontierRow]:
     ]
 
 
+LEVEL_SHIFTS = (-0.3, 0.3, 0.6)
+"""Both policy levels moved by these amounts trace a judge's curve around its point (more goes as
+the levels rise)."""
+
+
+def shifted(weights: JudgeWeights, shift: float) -> JudgeWeights:
+    """``weights`` with both policy levels moved by ``shift`` (the model itself unchanged)."""
+    # Rounded: -2.7 + 0.3 is stored as -2.4, not -2.4000000000000004.
+    return attrs.evolve(
+        weights,
+        keep_level=round(weights.keep_level + shift, 9),
+        call_level=round(weights.call_level + shift, 9),
+    )
+
+
+def curve_rows(
+    dataset: str,
+    cuts: Sequence[Cut],
+    models: Mapping[int, LearnedDecisionModel],
+    folds: int,
+    *,
+    label: str = "tracetrim",
+    fold: FoldOf | None = None,
+) -> list[FrontierRow]:
+    """The held-out ``models`` again with both levels shifted by each of `LEVEL_SHIFTS`."""
+    rows = []
+    for shift in LEVEL_SHIFTS:
+        moved = {k: LearnedDecisionModel(shifted(m.weights, shift)) for k, m in models.items()}
+        point = held_out_point(cuts, moved, folds, fold=fold, minimum_reduction=0.0)
+        rows.append(FrontierRow(dataset, f"{label}, levels {shift:+.1f}", point))
+    return rows
+
+
 def levels_of(weights: JudgeWeights) -> dict[str, float]:
     """The policy settings of ``weights``, to fit new weights that decide the same way."""
     return {name: getattr(weights, name) for name in ("size_exponent", "keep_level", "call_level", "slope")}
