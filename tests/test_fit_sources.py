@@ -14,7 +14,7 @@ import tracetrim as tt
 from tests.conftest import DATA, require_data
 from tracetrim._audit import read_files
 from tracetrim._json import canonical_json
-from tracetrim._marker import is_tombstone
+from tracetrim._marker import is_shortened, is_tombstone
 from tracetrim.archive import FileArchive
 from tracetrim.decision import LearnedDecisionModel
 from tracetrim.decision._learned import default_weights
@@ -23,10 +23,17 @@ from tracetrim.learn._archived import archived_runs
 
 
 def _host(
-    run: Trajectory, session: str, archive: FileArchive, audit: Path, *, tombstones: bool
+    run: Trajectory,
+    session: str,
+    archive: FileArchive,
+    audit: Path,
+    *,
+    tombstones: bool = False,
+    rewrite: bool = False,
 ) -> list[tt.Outcome]:
     """An agent host on ``run``: compacts (ENFORCE) at a third, a half and three quarters of it,
-    continuing each time from the history it adopted plus the messages that came next."""
+    continuing each time from the history it adopted plus the messages that came next (``rewrite``:
+    after the first compaction the host replaces the task message with its own summary)."""
     compactor = tt.Compactor(
         config=tt.CompactorConfig(eligible_tools={"bash"}, minimum_reduction=0.0, tombstones=tombstones),
         execution=tt.ExecutionOptions(mode=tt.Mode.ENFORCE, observer=tt.JsonLinesObserver(audit)),
@@ -44,6 +51,8 @@ def _host(
             history = list(outcome.plan.messages)
         if upto is not None:
             history += messages[done:upto]
+        if rewrite and len(outcomes) == 1:
+            history[1] = {**history[1], "content": [{"type": "text", "text": "The task, summarised."}]}
     return outcomes
 
 
@@ -104,6 +113,23 @@ def test_a_missing_snapshot_leaves_its_run_out_and_says_so(
     rebuilt = asyncio.run(archived_runs(records, archive))
     assert [t.name for t in rebuilt.trajectories] == ["team/coder/run-0"] and rebuilt.unarchived == 1
     assert len(rebuilt.problems) == 1 and rebuilt.problems[0].startswith("team/coder/run-1: left out")
+
+
+def test_a_history_rewritten_between_compactions_restarts_the_run(tmp_path: Path) -> None:
+    run = mini_swe_agent(require_data(DATA / "mini-swe-agent"), limit=1)[0]
+    archive = FileArchive(tmp_path / "archive")
+    outcomes = _host(run, "rewritten", archive, tmp_path / "audit.jsonl", rewrite=True)
+    first = outcomes[0].plan
+    assert first is not None
+    assert {tt.Action.DROP_CALL, tt.Action.DROP_RESULT} <= {d.action for d in first.decisions}
+
+    rebuilt = asyncio.run(archived_runs(read_files([tmp_path / "audit.jsonl"]).records, archive))
+    assert len(rebuilt.problems) == 1 and "team/coder/rewritten: restarted at snapshot" in rebuilt.problems[0]
+    (trajectory,) = rebuilt.trajectories
+    assert trajectory.messages[1]["content"] == [{"type": "text", "text": "The task, summarised."}]
+    # What the first compaction shortened is back; what it dropped had no place left to go back to.
+    assert not any(is_shortened(b) for m in trajectory.messages for b in m["content"])
+    assert len(trajectory.messages) < 3 * len(run.messages) // 4
 
 
 def _fit(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:

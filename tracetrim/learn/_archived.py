@@ -13,10 +13,12 @@ from collections.abc import Iterable
 
 import attrs
 
+from tracetrim._marker import is_shortened
 from tracetrim._record import Record
 from tracetrim._scope import Scope
 from tracetrim._snapshot import Message
 from tracetrim.archive import Archive, ArchiveError
+from tracetrim.archive._calls import tool_key
 from tracetrim.archive._rehydrate import rehydrate
 from tracetrim.learn._sources import Trajectory, as_seen
 
@@ -65,8 +67,8 @@ async def archived_runs(
     """One `Trajectory` per scope the records name, rebuilt from ``archive`` (see the module).
 
     A snapshot that is missing or corrupt leaves its scope out; one that does not follow from the
-    snapshot before it (the host rewrote its history in between) starts the run again from there.
-    Either is said in ``problems``; nothing is raised for a bad scope.
+    snapshot before it (the host rewrote its history in between) starts the run again from there,
+    its shortened results restored. Either is said in ``problems``; nothing is raised for a bad scope.
     """
     refs, unarchived, problems = scope_runs(records)
     trajectories: list[Trajectory] = []
@@ -88,10 +90,20 @@ async def archived_runs(
 def _continued(
     run: list[Message], snapshot: list[Message], label: str, ref: str, problems: list[str]
 ) -> list[Message]:
-    """``snapshot`` with the originals ``run`` holds put back, or ``snapshot`` alone when it does not
-    derive from ``run``."""
+    """``snapshot`` with the originals ``run`` holds put back. When it does not derive from ``run``
+    (the host rewrote its history in between), only its shortened results are: the pairs dropped
+    before the rewrite have no place to go back to."""
     try:
         return rehydrate(snapshot, run)
     except ValueError as exc:
-        problems.append(f"{label}: restarted at snapshot {ref[:12]} ({exc})")
-        return snapshot
+        problems.append(f"{label}: restarted at snapshot {ref[:12]}, pairs dropped before it lost ({exc})")
+    known = {
+        key[1] for message in run for block in message["content"] if (key := tool_key(block)) is not None
+    }
+    shortened = {
+        str(block["id"])
+        for message in snapshot
+        for block in message["content"]
+        if block.get("type") == "tool_result" and is_shortened(block) and block.get("id") in known
+    }
+    return rehydrate(snapshot, run, shortened) if shortened else snapshot
