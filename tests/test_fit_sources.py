@@ -163,9 +163,14 @@ def test_fit_reads_the_trajectory_files_of_a_folder(tmp_path: Path) -> None:
     for path in sorted(source.glob("*.traj.json"))[:4]:
         shutil.copy(path, folder / path.name)
     (folder / "LICENSE").write_text("not a trajectory", encoding="utf-8")
+    (folder / "resolved.json").write_text('{"resolved": ["a", "b"]}', encoding="utf-8")
     done = _fit(tmp_path, str(tmp_path / "runs"), "-o", str(tmp_path / "m.json"))
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("4 trajectories") and "tracetrim (fitted)" in done.stdout
+    assert "skipped" in done.stderr and "resolved.json" in done.stderr and "LICENSE" not in done.stderr
+    # Named on its own, the same file is an error.
+    named = _fit(tmp_path, str(folder / "resolved.json"), "-o", str(tmp_path / "m.json"))
+    assert named.returncode == 2 and "resolved.json: expected a list of messages" in named.stderr
 
 
 def test_fit_moves_the_levels_and_traces_the_curve(tmp_path: Path) -> None:

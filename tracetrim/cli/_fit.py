@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -104,11 +105,14 @@ def run(args: argparse.Namespace) -> int:
     if args.records and not args.archive:
         raise CliError("--records needs --archive: the records name snapshots, the archive holds them")
     trajectories = []
-    for path in _trajectory_files(args.files):
+    for path, found in _trajectory_files(args.files):
         try:
             trajectories.extend(from_file(path, fmt=args.format, eligible_tools=tools))
         except (ValueError, KeyError, TypeError) as exc:
-            raise CliError(f"{path}: {exc}") from None
+            if not found:
+                raise CliError(f"{path}: {exc}") from None
+            # A folder may hold other JSON too (a run index, a results table): said, not fatal.
+            print(f"tracetrim: skipped {path}: {exc}", file=sys.stderr)
     if args.records:
         trajectories.extend(_recorded_runs(args.records, args.archive, tools))
     selected = cuts(trajectories)
@@ -175,18 +179,19 @@ TRAJECTORY_SUFFIXES = (".json", ".traj")
 """What a folder given to ``fit`` is searched for (mini-swe-agent ``.traj.json``, SWE-agent ``.traj``)."""
 
 
-def _trajectory_files(names: list[str]) -> list[Path]:
-    """Each named file, and every trajectory file below each named folder (sorted)."""
-    paths: list[Path] = []
+def _trajectory_files(names: list[str]) -> list[tuple[Path, bool]]:
+    """Each named file, and every trajectory file below each named folder (sorted), each with whether
+    it was found in a folder rather than named."""
+    paths: list[tuple[Path, bool]] = []
     for name in names:
         path = Path(name)
         if path.is_dir():
             found = sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(TRAJECTORY_SUFFIXES))
             if not found:
                 raise CliError(f"{name}: no *.json or *.traj files in this folder")
-            paths.extend(found)
+            paths.extend((p, True) for p in found)
         elif path.is_file():
-            paths.append(path)
+            paths.append((path, False))
         else:
             raise CliError(f"{name}: no such file or folder")
     return paths
@@ -196,7 +201,6 @@ def _recorded_runs(record_files: list[str], url: str, tools: frozenset[str] | No
     """The runs the records name, rebuilt from the archive at ``url``; what could not be rebuilt is
     said on stderr."""
     import asyncio
-    import sys
 
     from tracetrim._audit import RecordError, read_files
     from tracetrim.archive import ArchiveError, close_archive, open_archive
