@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import attrs
 import pytest
 
 import tracetrim as tt
@@ -18,7 +19,7 @@ from tracetrim._marker import is_shortened, is_tombstone
 from tracetrim.archive import FileArchive
 from tracetrim.decision import LearnedDecisionModel
 from tracetrim.decision._learned import default_weights
-from tracetrim.learn import Trajectory, mini_swe_agent
+from tracetrim.learn import Trajectory, cuts, group_of, hashed_folds, mini_swe_agent, ranked_folds
 from tracetrim.learn._archived import archived_runs
 
 
@@ -215,3 +216,15 @@ def test_fit_says_what_is_wrong_with_its_sources(tmp_path: Path, args: tuple[str
     (tmp_path / "empty").mkdir()
     done = _fit(tmp_path, *args, "-o", str(tmp_path / "m.json"))
     assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_ranked_folds_leave_no_fold_empty_where_a_hash_can() -> None:
+    runs = mini_swe_agent(require_data(DATA / "mini-swe-agent"), limit=4)
+    selected = cuts([attrs.evolve(run, group=f"run-{n}") for n, run in enumerate(runs)])
+    ranked = ranked_folds(selected, 4)
+    assert sorted({ranked(cut) for cut in selected}) == [0, 1, 2, 3]
+    # Every cut of a run in one fold, whichever way folds are assigned.
+    for fold in (ranked, hashed_folds(4)):
+        assert len({(group_of(c), fold(c)) for c in selected}) == 4
+    hashed = hashed_folds(4)
+    assert {hashed(c) for c in selected} != {0, 1, 2, 3}  # these four names share a fold under the hash
