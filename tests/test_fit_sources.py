@@ -228,3 +228,10 @@ def test_ranked_folds_leave_no_fold_empty_where_a_hash_can() -> None:
         assert len({(group_of(c), fold(c)) for c in selected}) == 4
     hashed = hashed_folds(4)
     assert {hashed(c) for c in selected} != {0, 1, 2, 3}  # these four names share a fold under the hash
+
+
+def test_fit_on_one_run_fits_and_says_there_is_no_held_out_frontier(tmp_path: Path) -> None:
+    (first,) = sorted(require_data(DATA / "mini-swe-agent").glob("*.traj.json"))[:1]
+    done = _fit(tmp_path, str(first), "-o", str(tmp_path / "m.json"))
+    assert done.returncode == 0, done.stderr
+    assert "(one run: no held-out frontier" in done.stdout and "tracetrim (fitted)" not in done.stdout

@@ -78,22 +78,7 @@ def register(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Read, label, cross-validate, fit on everything, write."""
     from tracetrim.decision._learned import default_weights
-    from tracetrim.learn import (
-        FrontierRow,
-        curve_rows,
-        cuts,
-        examples,
-        fit_weights,
-        format_frontier,
-        from_file,
-        group_of,
-        held_out_models,
-        held_out_point,
-        levels_of,
-        masking_rows,
-        ranked_folds,
-        shifted,
-    )
+    from tracetrim.learn import cuts, examples, fit_weights, format_frontier, levels_of, shifted
 
     tools = (
         frozenset(t.strip() for t in args.eligible_tools.split(",") if t.strip())
@@ -104,15 +89,7 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("fit needs trajectory files or --records (with --archive)")
     if args.records and not args.archive:
         raise CliError("--records needs --archive: the records name snapshots, the archive holds them")
-    trajectories = []
-    for path, found in _trajectory_files(args.files):
-        try:
-            trajectories.extend(from_file(path, fmt=args.format, eligible_tools=tools))
-        except (ValueError, KeyError, TypeError) as exc:
-            if not found:
-                raise CliError(f"{path}: {exc}") from None
-            # A folder may hold other JSON too (a run index, a results table): said, not fatal.
-            print(f"tracetrim: skipped {path}: {exc}", file=sys.stderr)
+    trajectories = _read_trajectories(args.files, args.format, tools)
     if args.records:
         trajectories.extend(_recorded_runs(args.records, args.archive, tools))
     selected = cuts(trajectories)
@@ -124,23 +101,8 @@ def run(args: argparse.Namespace) -> int:
             "fitting needs longer runs with tool results that were and were not used again"
         )
     levels = levels_of(shifted(default_weights(), args.level_shift))
-    groups = {group_of(c) for c in selected}
-    folds = max(2, min(args.folds, len(groups)))
-    rows = masking_rows("held-out", selected)
-    note = "(one run: no held-out frontier for the fitted judge; give more runs to see it)"
     try:
-        if len(groups) >= 2:
-            note = ""
-            fold = ranked_folds(selected, folds)
-            try:
-                models = held_out_models(selected, folds, levels, model=args.model, fold=fold)
-            except ValueError as exc:  # a fold whose other runs used nothing again, say
-                note = f"(too few runs for a held-out frontier: {exc})"
-            else:
-                point = held_out_point(selected, models, folds, fold=fold, minimum_reduction=0.0)
-                rows.insert(0, FrontierRow("held-out", "tracetrim (fitted)", point))
-                if args.curve:
-                    rows[1:1] = curve_rows("held-out", selected, models, folds, label="fitted", fold=fold)
+        rows, note = _frontier(selected, levels, args)
         weights = fit_weights(
             data,
             version=args.version,
@@ -173,6 +135,55 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"{out}: cannot write the weights ({exc.strerror or exc})") from None
     print(f"wrote {out}: use it with --model-file {out} or DECISION_MODEL_FILE={out}")
     return 0
+
+
+def _read_trajectories(names: list[str], fmt: str, tools: frozenset[str] | None) -> list[Any]:
+    """The trajectories of the named files and folders; a file a folder holds that is no trajectory
+    is skipped and said, a named one is an error."""
+    from tracetrim.learn import from_file
+
+    trajectories = []
+    for path, found in _trajectory_files(names):
+        try:
+            trajectories.extend(from_file(path, fmt=fmt, eligible_tools=tools))
+        except (ValueError, KeyError, TypeError) as exc:
+            if not found:
+                raise CliError(f"{path}: {exc}") from None
+            # A folder may hold other JSON too (a run index, a results table): said, not fatal.
+            print(f"tracetrim: skipped {path}: {exc}", file=sys.stderr)
+    return trajectories
+
+
+def _frontier(
+    selected: list[Any], levels: dict[str, float], args: argparse.Namespace
+) -> tuple[list[Any], str]:
+    """The held-out frontier rows (the fitted judge first, with ``--curve`` its shifted levels, then
+    masking) and a note for when the fitted judge could not be held out."""
+    from tracetrim.learn import (
+        FrontierRow,
+        curve_rows,
+        group_of,
+        held_out_models,
+        held_out_point,
+        masking_rows,
+        ranked_folds,
+    )
+
+    rows = masking_rows("held-out", selected)
+    groups = {group_of(c) for c in selected}
+    if len(groups) < 2:
+        return rows, "(one run: no held-out frontier for the fitted judge; give more runs to see it)"
+    folds = max(2, min(args.folds, len(groups)))
+    fold = ranked_folds(selected, folds)
+    try:
+        models = held_out_models(selected, folds, levels, model=args.model, fold=fold)
+    except ValueError as exc:  # a fold whose other runs used nothing again, say
+        return rows, f"(too few runs for a held-out frontier: {exc})"
+    point = held_out_point(selected, models, folds, fold=fold, minimum_reduction=0.0)
+    fitted = [FrontierRow("held-out", "tracetrim (fitted)", point)]
+    if args.curve:
+        fitted += curve_rows("held-out", selected, models, folds, label="fitted", fold=fold)
+    return fitted + rows, ""
 
 
 TRAJECTORY_SUFFIXES = (".json", ".traj")
