@@ -8,7 +8,8 @@ Run from the repository root (about three minutes on two cores):
 What is measured:
 - Real runs (mini-swe-agent, SWE-agent, tau-bench): each trajectory is cut at 35%, 60% and 85% of its
   messages; the prefix is compacted by tracetrim at default settings (SHADOW; the proposal is scored
-  even where ``minimum_reduction`` would keep the original, so the judge's decisions are measured) and
+  even where ``minimum_reduction`` would keep the original, so the judge's decisions are measured; the
+  row "adopted" scores only what ENFORCE would adopt, a plan under 10% counting as no change) and
   by masking baselines, and once more with a token budget (down to 2/3 of the prefix's tokens; a target
   the protections do not allow leaves the prefix unchanged), and on mini-swe-agent with both policy
   levels shifted (`tracetrim.learn.LEVEL_SHIFTS`), tracing the judge's curve against masking's. An
@@ -122,10 +123,12 @@ def real_section(shared: Path, limit: int | None, failures: list[str]) -> Exampl
         ]
         budgeted = held_out_point(selected, models, FOLDS, budget_share=BUDGET_SHARE)
         curve = curve_rows(name, selected, models, FOLDS) if name == "mini-swe-agent" else []
+        adopted = held_out_point(selected, models, FOLDS)  # what ENFORCE adopts: minimum_reduction 10%
         all_rows.extend(
             [
                 *rows,
                 *curve,
+                FrontierRow(name, "tracetrim, adopted", adopted),
                 FrontierRow(name, "tracetrim, budget 2/3", budgeted),
                 *oracle_rows(name, selected),
             ]
