@@ -39,7 +39,12 @@ def register(commands: Any) -> None:
         help="plan records (JSON lines, as JsonLinesObserver writes them); each scope they name is one "
         "run, rebuilt from the --archive snapshots its records refer to (repeatable)",
     )
-    parser.add_argument("--archive", metavar="URL", help=f"with --records: {ARCHIVE_HELP}")
+    parser.add_argument(
+        "--archive",
+        metavar="URL",
+        help="with --records: the archive holding their snapshots, "
+        + ARCHIVE_HELP.removeprefix("where snapshots go: "),
+    )
     parser.add_argument("-o", "--output", required=True, metavar="FILE", help="where to write the weights")
     parser.add_argument(
         "--format", choices=FORMAT_CHOICES, default="auto", help="file format (default: by shape)"
@@ -50,7 +55,7 @@ def register(commands: Any) -> None:
         metavar="A,B",
         help="tools the host opts in (default: every tool the trajectories call)",
     )
-    parser.add_argument("--folds", type=int, default=4, help="held-out folds, by file (default: 4)")
+    parser.add_argument("--folds", type=int, default=4, help="held-out folds, each run in one (default: 4)")
     parser.add_argument(
         "--model",
         choices=("trees", "logistic"),
