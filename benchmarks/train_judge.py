@@ -30,10 +30,13 @@ from tracetrim.decision._learned import DEFAULT_WEIGHTS  # noqa: E402
 from tracetrim.decision._weights import JudgeWeights  # noqa: E402
 from tracetrim.learn import (  # noqa: E402
     Examples,
+    auc,
+    calibration,
     cuts,
     examples,
     fit_weights,
     fold_of,
+    format_calibration,
     group_of,
     joined,
     shared_datasets,
@@ -51,24 +54,6 @@ the frontier benchmark (`benchmarks/quality.py`), safety first: the most removed
 each labelled scenario, held out, keeps every critical result verbatim, with no masking baseline better
 on both axes on any dataset. (-2.4 / -3.7 removes 27.1% of mini-swe-agent at 90.4% findable, +14.6
 points over masking, but keeps 1 of 3 critical results of a held-out scenario.)"""
-
-
-def auc(scores: list[float], labels: list[int]) -> float:
-    """Area under the ROC curve (ties counted half)."""
-    order = sorted(range(len(scores)), key=lambda i: scores[i])
-    ranks = [0.0] * len(scores)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and scores[order[j + 1]] == scores[order[i]]:
-            j += 1
-        for k in range(i, j + 1):
-            ranks[order[k]] = (i + j) / 2 + 1
-        i = j + 1
-    pos = sum(labels)
-    neg = len(labels) - pos
-    rank_sum = sum(r for r, y in zip(ranks, labels, strict=True) if y)
-    return (rank_sum - pos * (pos + 1) / 2) / (pos * neg) if pos and neg else math.nan
 
 
 def _numbers(weights: JudgeWeights) -> list[float]:
@@ -122,12 +107,8 @@ def main() -> int:
         idx = [i for i, g in enumerate(held_out.groups) if g.startswith(f"{name}/")]
         scores = [predicted[i] for i in idx]
         labels = [held_out.labels[i] for i in idx]
-        ranked = sorted(zip(scores, labels, strict=True))
-        bins = [ranked[len(ranked) * q // 5 : len(ranked) * (q + 1) // 5] for q in range(5)]
-        calibration = "  ".join(
-            f"{sum(s for s, _ in b) / len(b):.2f}->{sum(y for _, y in b) / len(b):.2f}" for b in bins if b
-        )
-        print(f"{name:16} {auc(scores, labels):12.3f} {unseen[name]:11.3f}  {calibration}")
+        shown = format_calibration(calibration(scores, labels))
+        print(f"{name:16} {auc(scores, labels):12.3f} {unseen[name]:11.3f}  {shown}")
 
     scenarios = load_scenarios(SHARED / "scenarios")
     labelled = [scenario_examples(s) for s in scenarios.values()]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import shutil
 import subprocess
 import sys
@@ -19,7 +20,17 @@ from tracetrim._marker import is_shortened, is_tombstone
 from tracetrim.archive import FileArchive
 from tracetrim.decision import LearnedDecisionModel
 from tracetrim.decision._learned import default_weights
-from tracetrim.learn import Trajectory, cuts, group_of, hashed_folds, mini_swe_agent, ranked_folds
+from tracetrim.learn import (
+    Trajectory,
+    auc,
+    calibration,
+    cuts,
+    format_calibration,
+    group_of,
+    hashed_folds,
+    mini_swe_agent,
+    ranked_folds,
+)
 from tracetrim.learn._archived import archived_runs
 
 
@@ -168,6 +179,9 @@ def test_fit_reads_the_trajectory_files_of_a_folder(tmp_path: Path) -> None:
     done = _fit(tmp_path, str(tmp_path / "runs"), "-o", str(tmp_path / "m.json"))
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("4 trajectories") and "tracetrim (fitted)" in done.stdout
+    assert (
+        "held-out ranking: AUC 0." in done.stdout and "need by quintile, predicted -> used: 0." in done.stdout
+    )
     assert "skipped" in done.stderr and "resolved.json" in done.stderr and "LICENSE" not in done.stderr
     # Named on its own, the same file is an error.
     named = _fit(tmp_path, str(folder / "resolved.json"), "-o", str(tmp_path / "m.json"))
@@ -179,7 +193,7 @@ def test_fit_moves_the_levels_and_traces_the_curve(tmp_path: Path) -> None:
     out = tmp_path / "m.json"
     done = _fit(tmp_path, *map(str, files), "-o", str(out), "--curve", "--level-shift", "0.3")
     assert done.returncode == 0, done.stderr
-    shown = [line.split()[1:5] for line in done.stdout.splitlines() if line.startswith("held-out")]
+    shown = [line.split()[1:5] for line in done.stdout.splitlines() if line.startswith("held-out  ")]
     assert shown[2][:3] == ["fitted,", "levels", "+0.3"] and len(shown) == 9
     weights, shipped = LearnedDecisionModel(out).weights, default_weights()
     assert (weights.keep_level, weights.call_level) == pytest.approx(
@@ -235,3 +249,15 @@ def test_fit_on_one_run_fits_and_says_there_is_no_held_out_frontier(tmp_path: Pa
     done = _fit(tmp_path, str(first), "-o", str(tmp_path / "m.json"))
     assert done.returncode == 0, done.stderr
     assert "(one run: no held-out frontier" in done.stdout and "tracetrim (fitted)" not in done.stdout
+
+
+def test_auc_counts_ties_half_and_calibration_slices_by_score() -> None:
+    assert auc([0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1]) == 0.75
+    assert auc([0.5, 0.5], [0, 1]) == 0.5 and math.isnan(auc([0.2, 0.3], [1, 1]))
+    scores = [0.9, 0.1, 0.2, 0.8, 0.3, 0.7, 0.4, 0.6, 0.5, 0.0]
+    labels = [1, 0, 0, 1, 0, 1, 0, 0, 1, 0]
+    sliced = calibration(scores, labels)
+    assert [x for pair in sliced for x in pair] == pytest.approx(
+        [0.05, 0.0, 0.25, 0.0, 0.45, 0.5, 0.65, 0.5, 0.85, 1.0]
+    )
+    assert format_calibration([(0.05, 0.0), (0.25, 0.5)]) == "0.05->0.00  0.25->0.50"

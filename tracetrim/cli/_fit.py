@@ -163,12 +163,16 @@ def _frontier(
     selected: list[Any], levels: dict[str, float], args: argparse.Namespace
 ) -> tuple[list[Any], str]:
     """The held-out frontier rows (the fitted judge first, with ``--curve`` its shifted levels, then
-    masking) and a note for when the fitted judge could not be held out."""
+    masking) and a line on how the held-out judges rank (or why the judge could not be held out)."""
     from tracetrim.learn import (
         FrontierRow,
+        auc,
+        calibration,
         curve_rows,
+        format_calibration,
         group_of,
         held_out_models,
+        held_out_needs,
         held_out_point,
         masking_rows,
         ranked_folds,
@@ -188,7 +192,12 @@ def _frontier(
     fitted = [FrontierRow("held-out", "tracetrim (fitted)", point)]
     if args.curve:
         fitted += curve_rows("held-out", selected, models, folds, label="fitted", fold=fold)
-    return fitted + rows, ""
+    scores, labels = held_out_needs(selected, models, fold)
+    ranking = (
+        f"held-out ranking: AUC {auc(scores, labels):.3f}; need by quintile, predicted -> used: "
+        f"{format_calibration(calibration(scores, labels))}"
+    )
+    return fitted + rows, ranking
 
 
 TRAJECTORY_SUFFIXES = (".json", ".traj")

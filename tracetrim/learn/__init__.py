@@ -39,6 +39,7 @@ from tracetrim.learn._frontier import (
     tracetrim,
 )
 from tracetrim.learn._labels import Evidence, credited, evidence, findable, history_text
+from tracetrim.learn._metrics import auc, calibration, format_calibration, held_out_needs
 from tracetrim.learn._sources import (
     Trajectory,
     from_file,
@@ -59,7 +60,9 @@ __all__ = [
     "Point",
     "ShorteningScore",
     "Trajectory",
+    "auc",
     "balanced_weights",
+    "calibration",
     "credited",
     "curve_rows",
     "cut_points",
@@ -71,11 +74,13 @@ __all__ = [
     "fit_logistic",
     "fit_weights",
     "fold_of",
+    "format_calibration",
     "format_frontier",
     "from_file",
     "group_of",
     "hashed_folds",
     "held_out_models",
+    "held_out_needs",
     "held_out_point",
     "history_text",
     "joined",
