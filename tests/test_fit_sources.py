@@ -203,6 +203,26 @@ def test_fit_moves_the_levels_and_traces_the_curve(tmp_path: Path) -> None:
     assert refused.returncode == 2 and "must be a finite number" in refused.stderr
 
 
+def test_fit_chooses_the_level_shift_for_a_findable_target(tmp_path: Path) -> None:
+    files = [str(p) for p in sorted(require_data(DATA / "mini-swe-agent").glob("*.traj.json"))[:4]]
+    out = tmp_path / "m.json"
+    chosen = {}
+    for target in ("0.5", "1.0"):
+        done = _fit(tmp_path, *files, "-o", str(out), "--target-findable", target)
+        assert done.returncode == 0, done.stderr
+        line = next(x for x in done.stdout.splitlines() if x.startswith("level shift "))
+        chosen[target] = float(line.split()[2])
+        assert LearnedDecisionModel(out).weights.keep_level == pytest.approx(
+            default_weights().keep_level + chosen[target]
+        )
+    # Asking to keep everything chooses the most cautious shift and says it fell short, or reached it.
+    assert chosen["1.0"] < chosen["0.5"] and chosen["1.0"] == -0.9
+    both = _fit(tmp_path, *files, "-o", str(out), "--target-findable", "0.9", "--level-shift", "0.3")
+    assert both.returncode == 2 and "not allowed with argument" in both.stderr
+    one = _fit(tmp_path, files[0], "-o", str(out), "--target-findable", "0.9")
+    assert one.returncode == 2 and "--target-findable needs a held-out frontier" in one.stderr
+
+
 def test_fit_with_too_few_runs_for_folds_still_fits(tmp_path: Path) -> None:
     """Two short SWE-agent runs: a fold trained on one run that used nothing again cannot be fitted,
     so the frontier is left out and said so, and the weights are still fitted on both."""

@@ -36,3 +36,11 @@ def finite_float(text: str) -> float:
     if value != value or value in (float("inf"), float("-inf")):
         raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
     return value
+
+
+def unit_fraction(text: str) -> float:
+    """A number from 0 to 1 (a share), or an `argparse.ArgumentTypeError`."""
+    value = finite_float(text)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be a share from 0 to 1, got {text!r}")
+    return value

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tracetrim.cli._archive_args import ARCHIVE_HELP
-from tracetrim.cli._arg_types import finite_float
+from tracetrim.cli._arg_types import finite_float, unit_fraction
 from tracetrim.cli._errors import CliError
 from tracetrim.cli._formats import FORMAT_CHOICES
 
@@ -62,13 +62,22 @@ def register(commands: Any) -> None:
         default="trees",
         help="boosted trees (default) or a logistic model (smaller; for a few short runs)",
     )
-    parser.add_argument(
+    point = parser.add_mutually_exclusive_group()
+    point.add_argument(
         "--level-shift",
         type=finite_float,
         default=0.0,
         metavar="S",
         help="move both policy levels of the weights by S: above 0 more goes, below 0 more stays "
         "(default: 0, the shipped judge's levels)",
+    )
+    point.add_argument(
+        "--target-findable",
+        type=unit_fraction,
+        default=None,
+        metavar="P",
+        help="choose the level shift (from -0.9 to +1.2, in steps of 0.3) that removes the most while "
+        "the held-out judge still keeps findable at least this share (0-1) of what your agent used later",
     )
     parser.add_argument(
         "--curve",
@@ -105,9 +114,9 @@ def run(args: argparse.Namespace) -> int:
             f"{len(trajectories)} trajectories gave {len(data.labels)} examples ({used} used later): "
             "fitting needs longer runs with tool results that were and were not used again"
         )
-    levels = levels_of(shifted(default_weights(), args.level_shift))
     try:
-        rows, note = _frontier(selected, levels, args)
+        rows, note, shift = _frontier(selected, levels_of(shifted(default_weights(), args.level_shift)), args)
+        levels = levels_of(shifted(default_weights(), args.level_shift + shift))
         weights = fit_weights(
             data,
             version=args.version,
@@ -119,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
                 "trajectories": len(trajectories),
                 "examples": len(data.labels),
                 "used_later": used,
-                "level_shift": args.level_shift,
+                "level_shift": args.level_shift + shift,
             },
         )
     except ImportError as exc:
@@ -159,45 +168,81 @@ def _read_trajectories(names: list[str], fmt: str, tools: frozenset[str] | None)
     return trajectories
 
 
+TARGET_SHIFTS = tuple(round(0.3 * n, 1) for n in range(-3, 5))
+"""The level shifts ``--target-findable`` chooses among: -0.9 to +1.2."""
+
+
 def _frontier(
     selected: list[Any], levels: dict[str, float], args: argparse.Namespace
-) -> tuple[list[Any], str]:
+) -> tuple[list[Any], str, float]:
     """The held-out frontier rows (the fitted judge first, with ``--curve`` its shifted levels, then
-    masking) and a line on how the held-out judges rank (or why the judge could not be held out)."""
+    masking), a note on how the held-out judges rank (or why the judge could not be held out), and
+    the level shift ``--target-findable`` chose (0 without it)."""
     from tracetrim.learn import (
         FrontierRow,
         auc,
         calibration,
         curve_rows,
         format_calibration,
-        group_of,
-        held_out_models,
         held_out_needs,
-        held_out_point,
         masking_rows,
-        ranked_folds,
+        shifted_point,
     )
 
     rows = masking_rows("held-out", selected)
-    groups = {group_of(c) for c in selected}
-    if len(groups) < 2:
-        return rows, "(one run: no held-out frontier for the fitted judge; give more runs to see it)"
-    folds = max(2, min(args.folds, len(groups)))
-    fold = ranked_folds(selected, folds)
-    try:
-        models = held_out_models(selected, folds, levels, model=args.model, fold=fold)
-    except ValueError as exc:  # a fold whose other runs used nothing again, say
-        return rows, f"(too few runs for a held-out frontier: {exc})"
-    point = held_out_point(selected, models, folds, fold=fold, minimum_reduction=0.0)
-    fitted = [FrontierRow("held-out", "tracetrim (fitted)", point)]
+    held = _held_out_models(selected, levels, args)
+    if isinstance(held, str):
+        if args.target_findable is not None:
+            raise CliError(f"--target-findable needs a held-out frontier to choose from: {held[1:-1]}")
+        return rows, held, 0.0
+    models, folds, fold = held
+    target = args.target_findable
+    if target is None:
+        shift, point = 0.0, shifted_point(selected, models, folds, 0.0, fold=fold)
+    else:
+        points = {s: shifted_point(selected, models, folds, s, fold=fold) for s in TARGET_SHIFTS}
+        shift, point = _chosen(target, points)
+    label = "tracetrim (fitted)" if target is None else f"tracetrim (fitted, {shift:+.1f})"
+    fitted = [FrontierRow("held-out", label, point)]
     if args.curve:
         fitted += curve_rows("held-out", selected, models, folds, label="fitted", fold=fold)
     scores, labels = held_out_needs(selected, models, fold)
-    ranking = (
+    note = (
         f"held-out ranking: AUC {auc(scores, labels):.3f}; need by quintile, predicted -> used: "
         f"{format_calibration(calibration(scores, labels))}"
     )
-    return fitted + rows, ranking
+    if target is not None:
+        short = "" if point.recall >= target else " (short of the target: the most cautious shift)"
+        note = (
+            f"level shift {shift:+.1f} chosen for >= {target:.0%} findable: {point.recall:.1%} at "
+            f"{point.removed:.1%} removed{short}\n{note}"
+        )
+    return fitted + rows, note, shift
+
+
+def _held_out_models(
+    selected: list[Any], levels: dict[str, float], args: argparse.Namespace
+) -> tuple[dict[int, Any], int, Any] | str:
+    """One judge per fold with its fold count and fold function, or why there cannot be any."""
+    from tracetrim.learn import group_of, held_out_models, ranked_folds
+
+    groups = {group_of(c) for c in selected}
+    if len(groups) < 2:
+        return "(one run: no held-out frontier for the fitted judge; give more runs to see it)"
+    folds = max(2, min(args.folds, len(groups)))
+    fold = ranked_folds(selected, folds)
+    try:
+        return held_out_models(selected, folds, levels, model=args.model, fold=fold), folds, fold
+    except ValueError as exc:  # a fold whose other runs used nothing again, say
+        return f"(too few runs for a held-out frontier: {exc})"
+
+
+def _chosen(target: float, points: dict[float, Any]) -> tuple[float, Any]:
+    """The shift that removes the most among those keeping ``target`` findable (the most cautious
+    when none does), and its point."""
+    meeting = [s for s, p in points.items() if p.recall >= target]
+    shift = max(meeting, key=lambda s: (points[s].removed, -s)) if meeting else min(points)
+    return shift, points[shift]
 
 
 TRAJECTORY_SUFFIXES = (".json", ".traj")

@@ -15,6 +15,7 @@ from tracetrim.learn._crossval import (
     oracle_rows,
     ranked_folds,
     shifted,
+    shifted_point,
 )
 from tracetrim.learn._examples import (
     CUT_FRACTIONS,
@@ -95,6 +96,7 @@ __all__ = [
     "score_cut",
     "shared_datasets",
     "shifted",
+    "shifted_point",
     "shortening_score",
     "swe_agent",
     "tau_bench",

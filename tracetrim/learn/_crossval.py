@@ -129,12 +129,26 @@ def curve_rows(
     fold: FoldOf | None = None,
 ) -> list[FrontierRow]:
     """The held-out ``models`` again with both levels shifted by each of `LEVEL_SHIFTS`."""
-    rows = []
-    for shift in LEVEL_SHIFTS:
-        moved = {k: LearnedDecisionModel(shifted(m.weights, shift)) for k, m in models.items()}
-        point = held_out_point(cuts, moved, folds, fold=fold, minimum_reduction=0.0)
-        rows.append(FrontierRow(dataset, f"{label}, levels {shift:+.1f}", point))
-    return rows
+    return [
+        FrontierRow(
+            dataset, f"{label}, levels {shift:+.1f}", shifted_point(cuts, models, folds, shift, fold=fold)
+        )
+        for shift in LEVEL_SHIFTS
+    ]
+
+
+def shifted_point(
+    cuts: Sequence[Cut],
+    models: Mapping[int, LearnedDecisionModel],
+    folds: int,
+    shift: float,
+    *,
+    fold: FoldOf | None = None,
+) -> Point:
+    """`held_out_point` (the proposals, whatever ``minimum_reduction`` says) of ``models`` with both
+    levels moved by ``shift``."""
+    moved = {k: LearnedDecisionModel(shifted(m.weights, shift)) for k, m in models.items()}
+    return held_out_point(cuts, moved, folds, fold=fold, minimum_reduction=0.0)
 
 
 def levels_of(weights: JudgeWeights) -> dict[str, float]:
