@@ -30,6 +30,7 @@ from tracetrim.learn import (
     hashed_folds,
     mini_swe_agent,
     ranked_folds,
+    swe_agent,
 )
 from tracetrim.learn._archived import archived_runs
 
@@ -281,3 +282,34 @@ def test_auc_counts_ties_half_and_calibration_slices_by_score() -> None:
         [0.05, 0.0, 0.25, 0.0, 0.45, 0.5, 0.65, 0.5, 0.85, 1.0]
     )
     assert format_calibration([(0.05, 0.0), (0.25, 0.5)]) == "0.05->0.00  0.25->0.50"
+
+
+def test_records_with_pair_detail_tell_which_tools_the_host_opted_in(tmp_path: Path) -> None:
+    """The host opted in only reads; its records' per-pair detail says so, and the rebuilt run's
+    candidates are what the host's were (without detail, every tool the run calls)."""
+    run = next(
+        r for r in swe_agent(require_data(DATA / "swe-agent")) if r.name == "ctf_crypto_BabyEncryption"
+    )
+    archive = FileArchive(tmp_path / "archive")
+    compactor = tt.Compactor(
+        config=tt.CompactorConfig(eligible_tools={"open", "python"}, minimum_reduction=0.0),
+        execution=tt.ExecutionOptions(
+            mode=tt.Mode.ENFORCE, observer=tt.JsonLinesObserver(tmp_path / "audit.jsonl", pairs=True)
+        ),
+        archive=archive,
+    )
+    outcome = asyncio.run(
+        compactor.plan(tt.CompactionRequest(run.messages, scope=tt.Scope("team", "ctf", "one")))
+    )
+    assert outcome.adopted and outcome.plan is not None
+    left_out = {d.tool for d in outcome.plan.decisions if d.reason == "tool_not_eligible"}
+    assert {"create", "edit"} <= left_out
+
+    records = read_files([tmp_path / "audit.jsonl"]).records
+    (rebuilt,) = asyncio.run(archived_runs(records, archive)).trajectories
+    assert "open" in rebuilt.tools() and not rebuilt.tools() & left_out
+    (given,) = asyncio.run(archived_runs(records, archive, eligible_tools=frozenset({"edit"}))).trajectories
+    assert given.tools() == {"edit"}
+    bare = [attrs.evolve(r, pairs=None) for r in records]
+    (plain,) = asyncio.run(archived_runs(bare, archive)).trajectories
+    assert plain.eligible_tools is None and left_out <= plain.tools()

@@ -37,6 +37,10 @@ class ArchivedRuns:
     """Records without an archive reference or scope (SHADOW plans, plans that kept the original)."""
 
 
+NOT_ELIGIBLE = "tool_not_eligible"
+"""The reason a record's pair gives for a tool the host did not opt in (`tracetrim.compactor._pairs`)."""
+
+
 def scope_runs(records: Iterable[Record]) -> tuple[dict[Scope, list[str]], int, list[str]]:
     """Each scope's distinct archive references in the order the plans ended, how many records name
     none, and one line per record whose scope is not a valid `Scope`. Records of the same moment keep
@@ -66,11 +70,16 @@ async def archived_runs(
 ) -> ArchivedRuns:
     """One `Trajectory` per scope the records name, rebuilt from ``archive`` (see the module).
 
+    ``eligible_tools`` defaults, per scope, to the tools its records' per-pair detail shows the host
+    opted in (`RecordDetail.pairs`), or to every tool the run calls when they carry none.
+
     A snapshot that is missing or corrupt leaves its scope out; one that does not follow from the
     snapshot before it (the host rewrote its history in between) starts the run again from there,
     its shortened results restored. Either is said in ``problems``; nothing is raised for a bad scope.
     """
+    records = list(records)
     refs, unarchived, problems = scope_runs(records)
+    left_out = _not_eligible(records)
     trajectories: list[Trajectory] = []
     for scope, chain in refs.items():
         label = f"{scope.user_id}/{scope.agent_id}/{scope.session_id}"
@@ -83,8 +92,27 @@ async def archived_runs(
             problems.append(f"{label}: left out ({exc})")
             continue
         if run:
-            trajectories.append(Trajectory(label, DATASET, label, as_seen(run), eligible_tools))
+            tools = eligible_tools
+            if tools is None and scope in left_out:
+                called = {str(b["name"]) for m in run for b in m["content"] if b.get("type") == "tool_call"}
+                tools = frozenset(called - left_out[scope])
+            trajectories.append(Trajectory(label, DATASET, label, as_seen(run), tools))
     return ArchivedRuns(trajectories, problems, unarchived)
+
+
+def _not_eligible(records: Iterable[Record]) -> dict[Scope, set[str]]:
+    """Per scope whose records carry per-pair detail, the tools the host left out (every other tool
+    its runs call was opted in): what the host saw as candidates is what the judge learns from."""
+    out: dict[Scope, set[str]] = {}
+    for record in records:
+        if record.pairs is None or not record.scope:
+            continue
+        try:
+            scope = Scope(**record.scope)
+        except (TypeError, ValueError):
+            continue  # `scope_runs` says so
+        out.setdefault(scope, set()).update(p.tool for p in record.pairs if p.reason == NOT_ELIGIBLE)
+    return out
 
 
 def _continued(
