@@ -17,8 +17,7 @@ What is measured:
   string it was used for is still somewhere in the compacted prefix, and as *verbatim* when the result
   is unchanged (or, for a long one, still whole inside a later result its pointer names). *Removed* is
   the share of the prefix's characters (canonical JSON, summed over cuts). tracetrim's judge is
-  refitted per fold and
-  only judges groups it never saw (4 folds by repository, task or run).
+  refitted per fold and only judges groups it never saw (4 folds by repository, task or run).
 - Labelled scenarios: leave one out; the judge is fitted on the real runs and the other scenario.
 """
 

@@ -115,8 +115,9 @@ def run(args: argparse.Namespace) -> int:
             "fitting needs longer runs with tool results that were and were not used again"
         )
     try:
-        rows, note, shift = _frontier(selected, levels_of(shifted(default_weights(), args.level_shift)), args)
-        levels = levels_of(shifted(default_weights(), args.level_shift + shift))
+        start = shifted(default_weights(), args.level_shift)
+        rows, note, shift = _frontier(selected, levels_of(start), args)
+        levels = levels_of(shifted(start, shift))
         weights = fit_weights(
             data,
             version=args.version,

@@ -123,6 +123,10 @@ def _guard(
     return ""
 
 
+TOOL_NOT_ELIGIBLE = "tool_not_eligible"
+"""The reason a pair of a tool the host did not opt in (``eligible_tools``) is kept."""
+
+
 def find_pairs(
     messages: Sequence[Message],
     *,
@@ -186,7 +190,7 @@ def find_pairs(
         call = messages[call_at[0]]["content"][call_at[1]]
         reason = (
             _guard(call, result, call_at, result_at, result_text)
-            or ("" if call["name"] in eligible_tools else "tool_not_eligible")
+            or ("" if call["name"] in eligible_tools else TOOL_NOT_ELIGIBLE)
             or protected.get(call_at[0], "")
             or protected.get(result_at[0], "")
             or ("protected_call" if call_id in protected_call_ids else "")

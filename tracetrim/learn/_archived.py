@@ -20,6 +20,7 @@ from tracetrim._snapshot import Message
 from tracetrim.archive import Archive, ArchiveError
 from tracetrim.archive._calls import tool_key
 from tracetrim.archive._rehydrate import rehydrate
+from tracetrim.compactor._pairs import TOOL_NOT_ELIGIBLE
 from tracetrim.learn._sources import Trajectory, as_seen
 
 DATASET = "records"
@@ -37,32 +38,53 @@ class ArchivedRuns:
     """Records without an archive reference or scope (SHADOW plans, plans that kept the original)."""
 
 
-NOT_ELIGIBLE = "tool_not_eligible"
-"""The reason a record's pair gives for a tool the host did not opt in (`tracetrim.compactor._pairs`)."""
+@attrs.frozen
+class RecordedScopes:
+    """What records say per scope: its distinct archive references in the order the plans ended, and
+    (where records carry per-pair detail) the tools the host did not opt in."""
+
+    refs: dict[Scope, list[str]]
+    not_eligible: dict[Scope, set[str]]
+    """Read from every record of the scope, archived or not."""
+    unarchived: int
+    """Records without an archive reference or scope."""
+    problems: list[str]
+    """One line per record whose scope is not a valid `Scope`."""
 
 
-def scope_runs(records: Iterable[Record]) -> tuple[dict[Scope, list[str]], int, list[str]]:
-    """Each scope's distinct archive references in the order the plans ended, how many records name
-    none, and one line per record whose scope is not a valid `Scope`. Records of the same moment keep
-    their order (version 1 records carry no time)."""
+def scope_runs(records: Iterable[Record]) -> RecordedScopes:
+    """The records read by scope (`RecordedScopes`). Records of the same moment keep their order
+    (version 1 records carry no time)."""
     refs: dict[Scope, list[str]] = {}
+    not_eligible: dict[Scope, set[str]] = {}
     unarchived = 0
     problems: list[str] = []
     for record in sorted(records, key=lambda r: r.at):
+        scope, invalid = _scope_of(record)
+        if scope is not None and record.pairs is not None:
+            left_out = not_eligible.setdefault(scope, set())
+            left_out.update(p.tool for p in record.pairs if p.reason == TOOL_NOT_ELIGIBLE)
         if not record.archive_ref or not record.scope:
             unarchived += 1
-            continue
-        try:
-            scope = Scope(**record.scope)
-        except (TypeError, ValueError) as exc:
+        elif scope is None:
             problems.append(
-                f"record of {record.at or 'unknown time'}: scope {record.scope!r} is not valid ({exc})"
+                f"record of {record.at or 'unknown time'}: scope {record.scope!r} is not valid ({invalid})"
             )
-            continue
-        seen = refs.setdefault(scope, [])
-        if record.archive_ref not in seen:
-            seen.append(record.archive_ref)
-    return refs, unarchived, problems
+        else:
+            seen = refs.setdefault(scope, [])
+            if record.archive_ref not in seen:
+                seen.append(record.archive_ref)
+    return RecordedScopes(refs, not_eligible, unarchived, problems)
+
+
+def _scope_of(record: Record) -> tuple[Scope | None, str]:
+    """The record's scope, or None and why it is not a valid `Scope` ("" when it names none)."""
+    if not record.scope:
+        return None, ""
+    try:
+        return Scope(**record.scope), ""
+    except (TypeError, ValueError) as exc:
+        return None, str(exc)
 
 
 async def archived_runs(
@@ -71,17 +93,17 @@ async def archived_runs(
     """One `Trajectory` per scope the records name, rebuilt from ``archive`` (see the module).
 
     ``eligible_tools`` defaults, per scope, to the tools its records' per-pair detail shows the host
-    opted in (`RecordDetail.pairs`), or to every tool the run calls when they carry none.
+    opted in (`RecordDetail.pairs`: every tool the run calls but those marked not eligible), or to
+    every tool the run calls when they carry none.
 
     A snapshot that is missing or corrupt leaves its scope out; one that does not follow from the
     snapshot before it (the host rewrote its history in between) starts the run again from there,
     its shortened results restored. Either is said in ``problems``; nothing is raised for a bad scope.
     """
-    records = list(records)
-    refs, unarchived, problems = scope_runs(records)
-    left_out = _not_eligible(records)
+    scopes = scope_runs(records)
+    problems = list(scopes.problems)
     trajectories: list[Trajectory] = []
-    for scope, chain in refs.items():
+    for scope, chain in scopes.refs.items():
         label = f"{scope.user_id}/{scope.agent_id}/{scope.session_id}"
         run: list[Message] | None = None
         try:
@@ -92,27 +114,12 @@ async def archived_runs(
             problems.append(f"{label}: left out ({exc})")
             continue
         if run:
-            tools = eligible_tools
-            if tools is None and scope in left_out:
-                called = {str(b["name"]) for m in run for b in m["content"] if b.get("type") == "tool_call"}
-                tools = frozenset(called - left_out[scope])
-            trajectories.append(Trajectory(label, DATASET, label, as_seen(run), tools))
-    return ArchivedRuns(trajectories, problems, unarchived)
-
-
-def _not_eligible(records: Iterable[Record]) -> dict[Scope, set[str]]:
-    """Per scope whose records carry per-pair detail, the tools the host left out (every other tool
-    its runs call was opted in): what the host saw as candidates is what the judge learns from."""
-    out: dict[Scope, set[str]] = {}
-    for record in records:
-        if record.pairs is None or not record.scope:
-            continue
-        try:
-            scope = Scope(**record.scope)
-        except (TypeError, ValueError):
-            continue  # `scope_runs` says so
-        out.setdefault(scope, set()).update(p.tool for p in record.pairs if p.reason == NOT_ELIGIBLE)
-    return out
+            trajectory = Trajectory(label, DATASET, label, as_seen(run), eligible_tools)
+            if eligible_tools is None and scope in scopes.not_eligible:
+                tools = trajectory.tools() - scopes.not_eligible[scope]
+                trajectory = attrs.evolve(trajectory, eligible_tools=tools)
+            trajectories.append(trajectory)
+    return ArchivedRuns(trajectories, problems, scopes.unarchived)
 
 
 def _continued(

@@ -112,8 +112,8 @@ def credited(
     and the dedup stage keeps the latest whole copy and points the older ones at it. Labelled by
     first appearance alone, a re-run of a query or a re-read file looks spent, and the judge learns to
     drop the fresh copy and keep the stale one: on held-out folds of the shared runs, crediting both
-    keeps the same mini-swe-agent curve, more of tau-bench's needed values and SWE-agent's results
-    verbatim, and the re-run query of a held-out scenario (`benchmarks/quality.py`; README, "The
+    keeps the same mini-swe-agent curve and more of tau-bench's needed values and SWE-agent's results
+    verbatim, and a held-out scenario's superseded read goes (`benchmarks/quality.py`; README, "The
     learned judge").
     """
     if found is None:
