@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 
 
 def non_negative_int(text: str) -> int:
@@ -16,24 +17,25 @@ def non_negative_int(text: str) -> int:
     return value
 
 
-def non_negative_float(text: str) -> float:
-    """A finite number >= 0 (``nan`` and ``inf`` refused), or an `argparse.ArgumentTypeError`."""
+def _number(text: str) -> float:
     try:
-        value = float(text)
+        return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not value >= 0 or value == float("inf"):
+
+
+def non_negative_float(text: str) -> float:
+    """A finite number >= 0 (``nan`` and ``inf`` refused), or an `argparse.ArgumentTypeError`."""
+    value = _number(text)
+    if not (math.isfinite(value) and value >= 0):
         raise argparse.ArgumentTypeError(f"must be a finite, non-negative number, got {text!r}")
     return value
 
 
 def finite_float(text: str) -> float:
     """A finite number (``nan`` and ``inf`` refused), or an `argparse.ArgumentTypeError`."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if value != value or value in (float("inf"), float("-inf")):
+    value = _number(text)
+    if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
     return value
 
