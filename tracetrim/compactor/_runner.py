@@ -172,13 +172,21 @@ async def _run(
     # Markers name the reference the original will be archived under, so the proposal reads the
     # same in SHADOW as in ENFORCE and is made once.
     ref = transcript.fingerprint.hex() if scope is not None else ""
-    proposed = await propose(transcript, request, ref, deadline)
+    turn = LoopTurn()
+    try:
+        proposed = await propose(transcript, request, ref, deadline)
+    finally:
+        turn.close()
     if isinstance(proposed, Outcome):
-        if proposed.status is Status.INCONCLUSIVE and not unchanged(request.messages, transcript):
+        if (
+            proposed.status is Status.INCONCLUSIVE
+            and turn.turned
+            and not unchanged(request.messages, transcript)
+        ):
             return _changed()
         return proposed
     if execution.mode is Mode.SHADOW:
-        if not unchanged(request.messages, transcript):
+        if turn.turned and not unchanged(request.messages, transcript):
             return _changed()
         detail = (
             f"{proposed.detail}; not adopted (SHADOW)" if proposed.detail else "proposal not adopted (SHADOW)"
@@ -259,6 +267,26 @@ async def _save(
     if not isinstance(saved, str) or not saved:
         return _archive_error(f"archive save returned no reference ({saved!r})")
     return saved
+
+
+class LoopTurn:
+    """Whether the event loop has turned since this was made.
+
+    A plan whose proposal never waited (an in-process judge, nothing to archive) gave no other task
+    a chance to run: the host's history is as it was loaded, and encoding it again to check would
+    only cost time (a twentieth of such a plan).
+    """
+
+    def __init__(self) -> None:
+        self.turned = False
+        self._handle = asyncio.get_running_loop().call_soon(self._turn)
+
+    def _turn(self) -> None:
+        self.turned = True
+
+    def close(self) -> None:
+        """Stop watching: the loop's next turn no longer counts."""
+        self._handle.cancel()
 
 
 def _archive_error(detail: str) -> Outcome:
