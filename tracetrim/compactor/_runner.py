@@ -274,7 +274,7 @@ class LoopTurn:
 
     A plan whose proposal never waited (an in-process judge, nothing to archive) gave no other task
     a chance to run: the host's history is as it was loaded, and encoding it again to check would
-    only cost time (a twentieth of such a plan).
+    only cost time (3% of such a plan at 10,000 messages).
     """
 
     def __init__(self) -> None:
