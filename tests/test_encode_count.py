@@ -1,8 +1,8 @@
 """A compaction encodes the whole history at most twice, on every path: once to copy and fingerprint it
 (the bytes an archive then stores), once to check that the host did not change it meanwhile (only when
 the plan waited, so that another task could run); an entry point planning its own copy (the CLI, the
-service, an adapter) only once. Each adapter's own test
-(tests/test_adapter_*.py) measures it through the adapter."""
+service, an adapter) only once. Each adapter's own test (tests/test_adapter_*.py) measures it through
+the adapter."""
 
 from __future__ import annotations
 

@@ -194,8 +194,8 @@ def _frontier(
     held = _held_out_models(selected, levels, args)
     if isinstance(held, str):
         if args.target_findable is not None:
-            raise CliError(f"--target-findable needs a held-out frontier to choose from: {held[1:-1]}")
-        return rows, held, 0.0
+            raise CliError(f"--target-findable needs a held-out frontier to choose from: {held}")
+        return rows, f"({held})", 0.0
     models, folds, fold = held
     target = args.target_findable
     if target is None:
@@ -224,18 +224,19 @@ def _frontier(
 def _held_out_models(
     selected: list[Any], levels: dict[str, float], args: argparse.Namespace
 ) -> tuple[dict[int, Any], int, Any] | str:
-    """One judge per fold with its fold count and fold function, or why there cannot be any."""
+    """One judge per fold with its fold count and fold function, or why there cannot be any (a
+    phrase the caller puts in a note or an error)."""
     from tracetrim.learn import group_of, held_out_models, ranked_folds
 
     groups = {group_of(c) for c in selected}
     if len(groups) < 2:
-        return "(one run: no held-out frontier for the fitted judge; give more runs to see it)"
+        return "one run: no held-out frontier for the fitted judge; give more runs to see it"
     folds = max(2, min(args.folds, len(groups)))
     fold = ranked_folds(selected, folds)
     try:
         return held_out_models(selected, folds, levels, model=args.model, fold=fold), folds, fold
     except ValueError as exc:  # a fold whose other runs used nothing again, say
-        return f"(too few runs for a held-out frontier: {exc})"
+        return f"too few runs for a held-out frontier: {exc}"
 
 
 def _chosen(target: float, points: dict[float, Any]) -> tuple[float, Any]:

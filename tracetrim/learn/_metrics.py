@@ -57,6 +57,6 @@ def held_out_needs(
     labels: list[int] = []
     for k, model in models.items():
         rows = examples([c for c in cuts if fold(c) == k])
-        scores.extend(map(model.weights.need, rows.rows))
+        scores.extend(map(model.weights.need_function(), rows.rows))
         labels.extend(rows.labels)
     return scores, labels
