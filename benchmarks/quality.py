@@ -36,6 +36,7 @@ sys.path.insert(0, str(REPO))
 from tracetrim._quality import Case, evaluate, format_table, standard_strategies, tracetrim_strategy  # noqa: E402
 from tracetrim.decision import LearnedDecisionModel  # noqa: E402
 from tracetrim.decision._learned import default_weights  # noqa: E402
+from tracetrim.decision._weights import JudgeWeights  # noqa: E402
 from tracetrim.learn import (  # noqa: E402
     Examples,
     FrontierRow,
@@ -55,7 +56,7 @@ from tracetrim.learn import (  # noqa: E402
     shortening_score,
 )
 from tracetrim.learn._examples import Cut  # noqa: E402
-from tracetrim.learn._scenarios import load_scenarios, scenario_examples  # noqa: E402
+from tracetrim.learn._scenarios import critical_values, load_scenarios, scenario_examples  # noqa: E402
 
 SHARED = REPO.parent / "shared"
 FOLDS = 4
@@ -69,12 +70,14 @@ def scenario_section(shared: Path, train_rows: Examples, failures: list[str]) ->
     scenarios = load_scenarios(shared / "scenarios")
     levels = levels_of(default_weights())
     rows = []
+    margins: list[str] = []
     for name, scenario in scenarios.items():
         others = [scenario_examples(s) for n, s in scenarios.items() if n != name]
         weights = fit_weights(joined(train_rows, *others), version=f"without-{name}", levels=levels)
         strategies = [("tracetrim (held out)", tracetrim_strategy(LearnedDecisionModel(weights)))]
         strategies += [s for s in standard_strategies() if s[0] != "tracetrim"]
         case_rows = asyncio.run(evaluate(Case.from_scenario(scenario), strategies))
+        margins.append(_margins(name, critical_values(scenario, weights), weights))
         rows.extend(case_rows)
         score = case_rows[0].labels
         assert score is not None
@@ -86,6 +89,14 @@ def scenario_section(shared: Path, train_rows: Examples, failures: list[str]) ->
             failures.append(f"scenario {name}: irrelevant cut {score.irrelevant} < 60%")
     print("## Labelled scenarios (leave one out)\n")
     print(format_table(rows))
+    drop = levels["call_level"] - levels["keep_level"]
+    print("\nEach critical result's value under its held-out judge, less the keep level: below 0 it is")
+    print(f"shortened (unless its excerpt would not be short enough), below {drop:+.1f} dropped")
+    print("\n".join(margins))
+
+
+def _margins(name: str, values: dict[str, float], weights: JudgeWeights) -> str:
+    return f"  {name}: " + ", ".join(f"{k} {v - weights.keep_level:+.2f}" for k, v in sorted(values.items()))
 
 
 def _masking_dominates(rows: list[FrontierRow]) -> list[str]:

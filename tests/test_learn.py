@@ -422,3 +422,24 @@ def test_features_do_not_depend_on_the_hash_seed() -> None:
         )
         outputs.add(done.stdout)
     assert len(outputs) == 1
+
+
+def test_critical_values_are_what_the_judge_compares_with_its_levels() -> None:
+    """The benchmark's margins read the same value the shipped judge turns into its keep answer."""
+    from tracetrim._quality import Case
+    from tracetrim.compactor._judging import history_view
+    from tracetrim.learn._scenarios import critical_values
+
+    path = REPO / "tracetrim" / "_examples" / "payment_retry.json"
+    scenario = json.loads(path.read_text(encoding="utf-8"))
+    weights = default_weights()
+    values = critical_values(scenario, weights)
+    assert set(values) == set(scenario["labels"]["critical"])
+    case = Case.from_scenario(scenario)
+    pairs, _ = case.candidates()
+    view = history_view(list(case.messages), pairs, goal=case.goal, next_action=case.next_action)
+    judged = LearnedDecisionModel(weights).judge(view)
+    by_call = {pair.call_id: judged[pair.key] for pair in view.pairs}
+    for call_id, value in values.items():
+        assert by_call[call_id].keep_result == pytest.approx(weights.answers(value)[1])
+        assert (by_call[call_id].keep_result >= 0.5) == (value >= weights.keep_level)

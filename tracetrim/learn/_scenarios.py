@@ -10,6 +10,7 @@ from typing import Any
 from tracetrim._quality import Case
 from tracetrim.compactor._judging import history_view
 from tracetrim.decision._features import pair_features
+from tracetrim.decision._weights import JudgeWeights
 from tracetrim.learn._examples import Examples
 
 LABEL_VALUES = {"critical": 1, "needed": 1, "irrelevant": 0, "superseded": 0}
@@ -38,3 +39,19 @@ def scenario_examples(scenario: Mapping[str, Any]) -> Examples:
         out.sizes.append(len(pair.result_text))
         out.groups.append(f"scenarios/{case.name}")
     return out
+
+
+def critical_values(scenario: Mapping[str, Any], weights: JudgeWeights) -> dict[str, float]:
+    """Each critical result's value under ``weights`` (`JudgeWeights.value`, what the policy levels
+    are compared with), by call id: how far a judge keeps it from being shortened or dropped."""
+    case = Case.from_scenario(scenario)
+    pairs, _ = case.candidates()
+    view = history_view(list(case.messages), pairs, goal=case.goal, next_action=case.next_action)
+    features = pair_features(view)
+    critical = set(scenario.get("labels", {}).get("critical", ()))
+    need = weights.need_function()
+    return {
+        pair.call_id: weights.value(need(features[pair.key]), len(pair.result_text))
+        for pair in view.pairs
+        if pair.call_id in critical
+    }
