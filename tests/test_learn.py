@@ -426,18 +426,14 @@ def test_features_do_not_depend_on_the_hash_seed() -> None:
 
 def test_critical_values_are_what_the_judge_compares_with_its_levels() -> None:
     """The benchmark's margins read the same value the shipped judge turns into its keep answer."""
-    from tracetrim._quality import Case
-    from tracetrim.compactor._judging import history_view
-    from tracetrim.learn._scenarios import critical_values
+    from tracetrim.learn._scenarios import critical_values, scenario_view
 
     path = REPO / "tracetrim" / "_examples" / "payment_retry.json"
     scenario = json.loads(path.read_text(encoding="utf-8"))
     weights = default_weights()
     values = critical_values(scenario, weights)
     assert set(values) == set(scenario["labels"]["critical"])
-    case = Case.from_scenario(scenario)
-    pairs, _ = case.candidates()
-    view = history_view(list(case.messages), pairs, goal=case.goal, next_action=case.next_action)
+    _, view = scenario_view(scenario)
     judged = LearnedDecisionModel(weights).judge(view)
     by_call = {pair.call_id: judged[pair.key] for pair in view.pairs}
     for call_id, value in values.items():

@@ -10,6 +10,7 @@ from typing import Any
 from tracetrim._quality import Case
 from tracetrim.compactor._judging import history_view
 from tracetrim.decision._features import pair_features
+from tracetrim.decision._history import HistoryView
 from tracetrim.decision._weights import JudgeWeights
 from tracetrim.learn._examples import Examples
 
@@ -22,11 +23,17 @@ def load_scenarios(folder: Path) -> dict[str, dict[str, Any]]:
     return {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.json"))}
 
 
-def scenario_examples(scenario: Mapping[str, Any]) -> Examples:
-    """One row per labelled candidate, judged with the scenario's own goal and next action."""
+def scenario_view(scenario: Mapping[str, Any]) -> tuple[Case, HistoryView]:
+    """The scenario as a `Case` and what an in-process judge sees of it, with its own goal and next
+    action."""
     case = Case.from_scenario(scenario)
     pairs, _ = case.candidates()
-    view = history_view(list(case.messages), pairs, goal=case.goal, next_action=case.next_action)
+    return case, history_view(list(case.messages), pairs, goal=case.goal, next_action=case.next_action)
+
+
+def scenario_examples(scenario: Mapping[str, Any]) -> Examples:
+    """One row per labelled candidate, judged with the scenario's own goal and next action."""
+    case, view = scenario_view(scenario)
     features = pair_features(view)
     label = {call_id: kind for kind, ids in scenario.get("labels", {}).items() for call_id in ids}
     out = Examples([], [], [], [])
@@ -44,9 +51,7 @@ def scenario_examples(scenario: Mapping[str, Any]) -> Examples:
 def critical_values(scenario: Mapping[str, Any], weights: JudgeWeights) -> dict[str, float]:
     """Each critical result's value under ``weights`` (`JudgeWeights.value`, what the policy levels
     are compared with), by call id: how far a judge keeps it from being shortened or dropped."""
-    case = Case.from_scenario(scenario)
-    pairs, _ = case.candidates()
-    view = history_view(list(case.messages), pairs, goal=case.goal, next_action=case.next_action)
+    _, view = scenario_view(scenario)
     features = pair_features(view)
     critical = set(scenario.get("labels", {}).get("critical", ()))
     need = weights.need_function()
