@@ -11,8 +11,8 @@ What is measured:
   even where ``minimum_reduction`` would keep the original, so the judge's decisions are measured; the
   row "adopted" scores only what ENFORCE would adopt, a plan under 10% counting as no change) and
   by masking baselines, and once more with a token budget (down to 2/3 of the prefix's tokens; a target
-  the protections do not allow leaves the prefix unchanged), and on mini-swe-agent with both policy
-  levels shifted (`tracetrim.learn.LEVEL_SHIFTS`), tracing the judge's curve against masking's. An
+  the protections do not allow leaves the prefix unchanged), and with both policy levels shifted
+  (`tracetrim.learn.LEVEL_SHIFTS`), tracing the judge's curve against masking's. An
   old result the agent used after the cut (`tracetrim.learn.evidence`) counts as *findable* when every
   string it was used for is still somewhere in the compacted prefix, and as *verbatim* when the result
   is unchanged (or, for a long one, still whole inside a later result its pointer names). *Removed* is
@@ -132,7 +132,7 @@ def real_section(shared: Path, limit: int | None, failures: list[str]) -> Exampl
             *masking_rows(name, selected),
         ]
         budgeted = held_out_point(selected, models, FOLDS, budget_share=BUDGET_SHARE)
-        curve = curve_rows(name, selected, models, FOLDS) if name == "mini-swe-agent" else []
+        curve = curve_rows(name, selected, models, FOLDS)
         adopted = held_out_point(selected, models, FOLDS)  # what ENFORCE adopts: minimum_reduction 10%
         all_rows.extend(
             [
@@ -143,7 +143,8 @@ def real_section(shared: Path, limit: int | None, failures: list[str]) -> Exampl
                 *oracle_rows(name, selected),
             ]
         )
-        _curve_target(curve, rows, failures)
+        if name == "mini-swe-agent":  # the curve target is mini-swe-agent's alone
+            _curve_target(curve, rows, failures)
         _budget_target(name, budgeted, rows, failures)
         dominated_by = _masking_dominates(rows)
         if dominated_by:

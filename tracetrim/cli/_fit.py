@@ -82,7 +82,7 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--curve",
         action="store_true",
-        help="also print the held-out frontier with the levels moved by -0.3, +0.3 and +0.6, to choose "
+        help="also print the held-out frontier with the levels moved by -0.3, +0.3, +0.6 and +1.0, to choose "
         "a --level-shift on your own runs",
     )
     parser.add_argument("--version", default="custom", help="a name stored in the weights (default: custom)")

@@ -104,9 +104,9 @@ def oracle_rows(dataset: str, cuts: Sequence[Cut]) -> list[FrontierRow]:
     ]
 
 
-LEVEL_SHIFTS = (-0.3, 0.3, 0.6)
+LEVEL_SHIFTS = (-0.3, 0.3, 0.6, 1.0)
 """Both policy levels moved by these amounts trace a judge's curve around its point (more goes as
-the levels rise)."""
+the levels rise); on mini-swe-agent the last reaches the far end of the issue's 15-35% band."""
 
 
 def shifted(weights: JudgeWeights, shift: float) -> JudgeWeights:
