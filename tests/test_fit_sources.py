@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import shutil
 import subprocess
@@ -30,7 +31,10 @@ from tracetrim.learn import (
     hashed_folds,
     mini_swe_agent,
     ranked_folds,
+    read_only_tools,
+    shared_datasets,
     swe_agent,
+    tau_bench_folder,
 )
 from tracetrim.learn._archived import archived_runs
 
@@ -313,3 +317,46 @@ def test_records_with_pair_detail_tell_which_tools_the_host_opted_in(tmp_path: P
     bare = [attrs.evolve(r, pairs=None) for r in records]
     (plain,) = asyncio.run(archived_runs(bare, archive)).trajectories
     assert plain.eligible_tools is None and left_out <= plain.tools()
+
+
+def test_read_only_tools_are_tau_benchs_reads_in_either_domain() -> None:
+    airline = {"get_user_details", "get_reservation_details", "search_direct_flight", "list_all_airports"}
+    retail = {
+        "find_user_id_by_email",
+        "find_user_id_by_name_zip",
+        "get_order_details",
+        "list_all_product_types",
+    }
+    writes = {
+        "book_reservation",
+        "update_reservation_flights",
+        "send_certificate",
+        "cancel_pending_order",
+        "modify_pending_order_items",
+        "return_delivered_order_items",
+        "exchange_delivered_order_items",
+        "transfer_to_human_agents",
+    }
+    pure = {"calculate", "think"}
+    assert read_only_tools(airline | retail | writes | pure) == airline | retail | pure
+
+
+def test_every_tau_bench_file_joins_and_two_domains_never_share_a_task(tmp_path: Path) -> None:
+    """Two files stand in for two domains (both cut from the shared airline runs: no retail runs are
+    shared); the first file alone reads exactly as the shared dataset does."""
+    runs = json.loads(require_data(DATA / "tau-bench" / "gpt-4o-airline.json").read_text(encoding="utf-8"))
+    folder = tmp_path / "tau-bench"
+    folder.mkdir()
+    (folder / "gpt-4o-airline.json").write_text(json.dumps(runs[:3]), encoding="utf-8")
+    alone = tau_bench_folder(folder)
+    assert [t.group for t in alone] == [f"task-{run['task_id']}" for run in runs[:3]]
+    assert any(t.eligible_tools for t in alone)
+    assert all(read_only_tools(t.tools()) == t.tools() and "book_reservation" not in t.tools() for t in alone)
+    (folder / "gpt-4o-retail.json").write_text(json.dumps(runs[:2]), encoding="utf-8")
+    both = tau_bench_folder(folder)
+    assert len(both) == 5 and len({t.name for t in both}) == 5
+    assert {t.group for t in both[:3]}.isdisjoint(t.group for t in both[3:])
+    assert both[3].group == f"gpt-4o-retail/task-{runs[0]['task_id']}"
+    (tmp_path / "data").mkdir()
+    folder.rename(tmp_path / "data" / "tau-bench")
+    assert len(shared_datasets(tmp_path, names=["tau-bench"])["tau-bench"]) == 5

@@ -45,9 +45,11 @@ from tracetrim.learn._sources import (
     Trajectory,
     from_file,
     mini_swe_agent,
+    read_only_tools,
     shared_datasets,
     swe_agent,
     tau_bench,
+    tau_bench_folder,
 )
 
 __all__ = [
@@ -93,6 +95,7 @@ __all__ = [
     "mini_swe_agent",
     "oracle_rows",
     "ranked_folds",
+    "read_only_tools",
     "score_cut",
     "shared_datasets",
     "shifted",
@@ -100,6 +103,7 @@ __all__ = [
     "shortening_score",
     "swe_agent",
     "tau_bench",
+    "tau_bench_folder",
     "tracetrim",
 ]
 

@@ -11,18 +11,24 @@ import attrs
 from tracetrim._snapshot import Message
 from tracetrim._validators import FieldValueError
 
-TAU_READ_TOOLS = frozenset(
-    {
-        "get_user_details",
-        "get_reservation_details",
-        "search_direct_flight",
-        "search_onestop_flight",
-        "list_all_airports",
-        "calculate",
-        "think",
-    }
+READ_VERBS = frozenset(
+    {"get", "list", "search", "find", "read", "fetch", "lookup", "query", "show", "view", "describe"}
 )
-"""Read-only tools of tau-bench's airline domain: what a host would opt in (never the writes)."""
+"""First words of the tool names that only read (tau-bench names its tools ``verb_object``)."""
+
+PURE_TOOLS = frozenset({"calculate", "think"})
+"""tau-bench's tools that change nothing and read nothing: arithmetic and a scratchpad."""
+
+
+def read_only_tools(names: Iterable[str]) -> frozenset[str]:
+    """The tools of ``names`` a host would opt in: those whose first word is a read verb, and the pure ones.
+
+    On tau-bench this is exactly the airline domain's read tools (``get_user_details``,
+    ``search_direct_flight``, ``list_all_airports``, ...) and the retail domain's
+    (``find_user_id_by_email``, ``get_order_details``, ...), never a write (``book_reservation``,
+    ``cancel_pending_order``, ``transfer_to_human_agents``).
+    """
+    return frozenset(n for n in names if n in PURE_TOOLS or n.split("_", 1)[0].lower() in READ_VERBS)
 
 
 FORMAT_STORES = "tracetrim."
@@ -72,21 +78,37 @@ class Trajectory:
         )
 
 
-def tau_bench(path: Path, limit: int | None = None) -> list[Trajectory]:
-    """tau-bench trajectories (OpenAI chat ``traj``), grouped by task."""
+def tau_bench(path: Path, limit: int | None = None, *, prefix: str = "") -> list[Trajectory]:
+    """tau-bench trajectories (OpenAI chat ``traj``), grouped by task; the read-only tools eligible.
+
+    ``prefix`` goes before each name and group: task ids of two files (two domains) are not the same task.
+    """
     from tracetrim.formats import from_openai_chat
 
     runs = json.loads(path.read_text(encoding="utf-8"))[:limit]
-    return [
-        Trajectory(
-            name=f"tau-{run['task_id']}-{run.get('trial', n)}",
-            dataset="tau-bench",
-            group=f"task-{run['task_id']}",
-            messages=as_seen(from_openai_chat(run["traj"])),
-            eligible_tools=TAU_READ_TOOLS,
+    out = []
+    for n, run in enumerate(runs):
+        messages = as_seen(from_openai_chat(run["traj"]))
+        called = {str(b["name"]) for m in messages for b in m["content"] if b.get("type") == "tool_call"}
+        out.append(
+            Trajectory(
+                name=f"{prefix}tau-{run['task_id']}-{run.get('trial', n)}",
+                dataset="tau-bench",
+                group=f"{prefix}task-{run['task_id']}",
+                messages=messages,
+                eligible_tools=read_only_tools(called),
+            )
         )
-        for n, run in enumerate(runs)
-    ]
+    return out
+
+
+def tau_bench_folder(folder: Path) -> list[Trajectory]:
+    """Every tau-bench file of ``folder`` (one per model and domain: ``gpt-4o-airline.json``, ...).
+
+    With more than one file each run's name and group start with its file's stem.
+    """
+    files = sorted(folder.glob("*.json"))
+    return [t for p in files for t in tau_bench(p, prefix=f"{p.stem}/" if len(files) > 1 else "")]
 
 
 def swe_agent(folder: Path) -> list[Trajectory]:
@@ -121,12 +143,13 @@ def mini_swe_agent(folder: Path, limit: int | None = None) -> list[Trajectory]:
 
 
 def shared_datasets(shared: Path, *, names: Iterable[str] | None = None) -> dict[str, list[Trajectory]]:
-    """The real datasets under ``shared/data`` by name (tau-bench, swe-agent, mini-swe-agent)."""
+    """The real datasets under ``shared/data`` by name (tau-bench, swe-agent, mini-swe-agent): every
+    file of each folder, so more runs (another tau-bench domain, more repositories) join by being there."""
     data = shared / "data"
     readers = {
         "mini-swe-agent": lambda: mini_swe_agent(data / "mini-swe-agent"),
         "swe-agent": lambda: swe_agent(data / "swe-agent"),
-        "tau-bench": lambda: tau_bench(data / "tau-bench" / "gpt-4o-airline.json"),
+        "tau-bench": lambda: tau_bench_folder(data / "tau-bench"),
     }
     wanted = list(names) if names is not None else list(readers)
     return {name: readers[name]() for name in wanted}
