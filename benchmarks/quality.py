@@ -34,6 +34,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from tracetrim._quality import Case, evaluate, format_table, standard_strategies, tracetrim_strategy  # noqa: E402
+from tracetrim._validators import FieldValueError  # noqa: E402
 from tracetrim.decision import LearnedDecisionModel  # noqa: E402
 from tracetrim.decision._learned import default_weights  # noqa: E402
 from tracetrim.decision._weights import JudgeWeights  # noqa: E402
@@ -68,6 +69,9 @@ compacting at 60% of its context window down to 40%)."""
 def scenario_section(shared: Path, train_rows: Examples, failures: list[str]) -> None:
     """Leave-one-scenario-out table and its targets."""
     scenarios = load_scenarios(shared / "scenarios")
+    if not scenarios:
+        failures.append(f"scenarios: no labelled histories under {shared / 'scenarios'}, so not measured")
+        return
     levels = levels_of(default_weights())
     rows = []
     margins: list[str] = []
@@ -116,11 +120,19 @@ def real_section(shared: Path, limit: int | None, failures: list[str]) -> Exampl
     if limit:
         datasets = {name: t[:limit] for name, t in datasets.items()}
     by_dataset = {name: cuts(t) for name, t in datasets.items()}
+    for name in [name for name, selected in by_dataset.items() if not selected]:
+        # Another shared folder may hold only some datasets: an absent one is not measured, not met.
+        failures.append(f"{name}: no runs under {shared / 'data'}, so its targets are not measured")
+        del by_dataset[name]
     every = [c for cs in by_dataset.values() for c in cs]
     scenarios = load_scenarios(shared / "scenarios")
     extra = joined(*(scenario_examples(s) for s in scenarios.values()))
     levels = levels_of(default_weights())
-    models = held_out_models(every, FOLDS, levels, extra=extra)
+    try:
+        models = held_out_models(every, FOLDS, levels, extra=extra)
+    except FieldValueError as exc:
+        failures.append(f"real runs not measured: {exc}")
+        return Examples([], [], [], [])
     print("\n## Real runs: held-out frontier\n")
     all_rows: list[FrontierRow] = []
     for name, selected in by_dataset.items():

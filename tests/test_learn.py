@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -246,6 +247,36 @@ def test_shipped_weights_reproduce_from_the_training_script() -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "shipped weights match a fresh fit" in done.stdout
+
+
+def _quality_on(shared: Path, runs: list[Path]) -> subprocess.CompletedProcess[str]:
+    """benchmarks/quality.py on a shared folder holding only ``runs`` (mini-swe-agent files)."""
+    folder = shared / "data" / "mini-swe-agent"
+    folder.mkdir(parents=True)
+    for run in runs:
+        shutil.copy(run, folder / run.name)
+    return subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "quality.py"), "--shared", str(shared)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=REPO,
+    )
+
+
+def test_quality_benchmark_says_what_it_could_not_measure(tmp_path: Path) -> None:
+    """Another shared folder may hold only some datasets: what is absent is named as not measured
+    (so the targets are short), never printed as rows of zeros; too few groups for the folds is said."""
+    runs = sorted(require_data(DATA / "mini-swe-agent").glob("*.traj.json"))
+    done = _quality_on(tmp_path / "some", runs[::16])  # a dozen runs of several repositories
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "mini-swe-agent   tracetrim" in done.stdout
+    for name in ("swe-agent: no runs", "tau-bench: no runs", "scenarios: no labelled histories"):
+        assert name in done.stdout, done.stdout
+    assert "\ntau-bench " not in done.stdout
+    one = _quality_on(tmp_path / "one", runs[:3])  # one repository: a fold would train on nothing
+    assert one.returncode == 1, one.stdout + one.stderr
+    assert "has nothing to train on" in one.stdout and "1 group(s)" in one.stdout
 
 
 def test_held_out_frontier_slice_beats_masking() -> None:

@@ -7,6 +7,7 @@ from typing import Any
 
 import attrs
 
+from tracetrim._validators import FieldValueError
 from tracetrim.decision._learned import LearnedDecisionModel
 from tracetrim.decision._weights import JudgeWeights
 from tracetrim.learn._examples import Cut, Examples, examples, group_of, joined
@@ -59,6 +60,12 @@ def held_out_models(
         rows = examples([c for c in train if fold(c) != k])
         if extra is not None:
             rows = joined(rows, extra)
+        if not rows.rows:
+            groups = len({group_of(c) for c in train})
+            raise FieldValueError(
+                f"held-out fold {k} of {folds} has nothing to train on: its cuts are every cut there is "
+                f"({groups} group(s)); give runs of more groups (repositories, tasks)"
+            )
         weights = fit_weights(rows, version=f"{version}-{k}", levels=levels, model=model)
         models[k] = LearnedDecisionModel(weights)
     return models
