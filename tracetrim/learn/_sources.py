@@ -71,11 +71,12 @@ class Trajectory:
 
     def tools(self) -> frozenset[str]:
         """The eligible tools (every tool called in the history when none were named)."""
-        if self.eligible_tools is not None:
-            return self.eligible_tools
-        return frozenset(
-            str(b["name"]) for m in self.messages for b in m["content"] if b.get("type") == "tool_call"
-        )
+        return self.eligible_tools if self.eligible_tools is not None else called_tools(self.messages)
+
+
+def called_tools(messages: Iterable[Message]) -> frozenset[str]:
+    """The name of every tool a history calls."""
+    return frozenset(str(b["name"]) for m in messages for b in m["content"] if b.get("type") == "tool_call")
 
 
 def tau_bench(path: Path, limit: int | None = None, *, prefix: str = "") -> list[Trajectory]:
@@ -89,14 +90,13 @@ def tau_bench(path: Path, limit: int | None = None, *, prefix: str = "") -> list
     out = []
     for n, run in enumerate(runs):
         messages = as_seen(from_openai_chat(run["traj"]))
-        called = {str(b["name"]) for m in messages for b in m["content"] if b.get("type") == "tool_call"}
         out.append(
             Trajectory(
                 name=f"{prefix}tau-{run['task_id']}-{run.get('trial', n)}",
                 dataset="tau-bench",
                 group=f"{prefix}task-{run['task_id']}",
                 messages=messages,
-                eligible_tools=read_only_tools(called),
+                eligible_tools=read_only_tools(called_tools(messages)),
             )
         )
     return out
@@ -118,8 +118,8 @@ def swe_agent(folder: Path) -> list[Trajectory]:
     out = []
     for path in sorted(folder.glob("*.traj")):
         messages = as_seen(load_swe_agent_traj(path))
-        tools = {b["name"] for m in messages for b in m["content"] if b.get("type") == "tool_call"}
-        out.append(Trajectory(path.stem, "swe-agent", path.stem, messages, frozenset(tools - {"submit"})))
+        tools = called_tools(messages) - {"submit"}
+        out.append(Trajectory(path.stem, "swe-agent", path.stem, messages, tools))
     return out
 
 
