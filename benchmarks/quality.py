@@ -29,6 +29,7 @@ import itertools
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -60,23 +61,23 @@ from tracetrim.learn._examples import Cut  # noqa: E402
 from tracetrim.learn._scenarios import critical_values, load_scenarios, scenario_examples  # noqa: E402
 
 SHARED = REPO.parent / "shared"
+Scenarios = dict[str, dict[str, Any]]
+"""Labelled histories by name, as `load_scenarios` reads them."""
 FOLDS = 4
 BUDGET_SHARE = 2 / 3
 """The budget row: each cut taken as at the trigger and compacted to two thirds of its tokens (a host
 compacting at 60% of its context window down to 40%)."""
 
 
-def scenario_section(shared: Path, train_rows: Examples, failures: list[str]) -> None:
-    """Leave-one-scenario-out table and its targets."""
-    scenarios = load_scenarios(shared / "scenarios")
-    if not scenarios:
-        failures.append(f"scenarios: no labelled histories under {shared / 'scenarios'}, so not measured")
-        return
+def scenario_section(
+    scenarios: Scenarios, scenario_rows: dict[str, Examples], train_rows: Examples, failures: list[str]
+) -> None:
+    """Leave-one-scenario-out table and its targets (``scenario_rows``: each scenario's training rows)."""
     levels = levels_of(default_weights())
     rows = []
     margins: list[str] = []
     for name, scenario in scenarios.items():
-        others = [scenario_examples(s) for n, s in scenarios.items() if n != name]
+        others = [rows for n, rows in scenario_rows.items() if n != name]
         weights = fit_weights(joined(train_rows, *others), version=f"without-{name}", levels=levels)
         strategies = [("tracetrim (held out)", tracetrim_strategy(LearnedDecisionModel(weights)))]
         strategies += [s for s in standard_strategies() if s[0] != "tracetrim"]
@@ -114,8 +115,9 @@ def _masking_dominates(rows: list[FrontierRow]) -> list[str]:
     ]
 
 
-def real_section(shared: Path, limit: int | None, failures: list[str]) -> Examples:
-    """Held-out frontier per real dataset; returns every real-run row for the scenario section."""
+def real_section(shared: Path, limit: int | None, extra: Examples, failures: list[str]) -> Examples:
+    """Held-out frontier per real dataset, each fold's judge also trained on the ``extra`` rows (the
+    labelled scenarios'); returns every real-run row for the scenario section."""
     datasets = shared_datasets(shared)
     if limit:
         datasets = {name: t[:limit] for name, t in datasets.items()}
@@ -125,8 +127,6 @@ def real_section(shared: Path, limit: int | None, failures: list[str]) -> Exampl
         failures.append(f"{name}: no runs under {shared / 'data'}, so its targets are not measured")
         del by_dataset[name]
     every = [c for cs in by_dataset.values() for c in cs]
-    scenarios = load_scenarios(shared / "scenarios")
-    extra = joined(*(scenario_examples(s) for s in scenarios.values()))
     levels = levels_of(default_weights())
     try:
         models = held_out_models(every, FOLDS, levels, extra=extra)
@@ -241,9 +241,14 @@ def main() -> int:
     args = parser.parse_args()
     failures: list[str] = []
     started = time.perf_counter()
-    train_rows = real_section(args.shared, args.limit or None, failures)
+    scenarios = load_scenarios(args.shared / "scenarios")
+    scenario_rows = {name: scenario_examples(s) for name, s in scenarios.items()}
+    train_rows = real_section(args.shared, args.limit or None, joined(*scenario_rows.values()), failures)
     print()
-    scenario_section(args.shared, train_rows, failures)
+    if scenarios:
+        scenario_section(scenarios, scenario_rows, train_rows, failures)
+    else:
+        failures.append(f"scenarios: no labelled histories under {args.shared / 'scenarios'}: not measured")
     print(f"\n({time.perf_counter() - started:.0f} s)")
     print("\nTargets: " + ("all met" if not failures else "SHORT:\n  " + "\n  ".join(failures)))
     return 1 if failures else 0
