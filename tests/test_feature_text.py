@@ -78,7 +78,8 @@ def test_tokens_are_the_regular_expressions_tokens(text: str) -> None:
 
 def test_long_texts_are_clipped_before_tokenising() -> None:
     text = "alpha " * (TEXT_LIMIT // 6) + "middle " + "omega " * (TEXT_LIMIT // 6)
-    assert list(tokens(text)) == list(reference_tokens(text))
+    # Compared as sets: iteration order depends on the string hash seed, which differs between runs.
+    assert tokens(text) == reference_tokens(text) == {"alpha", "omega"}
     assert "middle" not in tokens(text)
 
 
