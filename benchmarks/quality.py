@@ -18,7 +18,8 @@ What is measured:
   is unchanged (or, for a long one, still whole inside a later result its pointer names). *Removed* is
   the share of the prefix's characters (canonical JSON, summed over cuts). tracetrim's judge is
   refitted per fold and only judges groups it never saw (4 folds by repository, task or run).
-- Labelled scenarios: leave one out; the judge is fitted on the real runs and the other scenario.
+- Labelled scenarios: leave one out; the judge is fitted on the real runs and the other scenario, and
+  once on the real runs alone (no labelled history: a kind of history it has never seen labelled).
 """
 
 from __future__ import annotations
@@ -74,12 +75,17 @@ def scenario_section(
 ) -> None:
     """Leave-one-scenario-out table and its targets (``scenario_rows``: each scenario's training rows)."""
     levels = levels_of(default_weights())
+    # No labelled history at all: how the judge does on a kind of history it has never seen labelled.
+    real_only = LearnedDecisionModel(fit_weights(train_rows, version="real-runs-only", levels=levels))
     rows = []
     margins: list[str] = []
     for name, scenario in scenarios.items():
         others = [rows for n, rows in scenario_rows.items() if n != name]
         weights = fit_weights(joined(train_rows, *others), version=f"without-{name}", levels=levels)
-        strategies = [("tracetrim (held out)", tracetrim_strategy(LearnedDecisionModel(weights)))]
+        strategies = [
+            ("tracetrim (held out)", tracetrim_strategy(LearnedDecisionModel(weights))),
+            ("tracetrim (real runs only)", tracetrim_strategy(real_only)),
+        ]
         strategies += [s for s in standard_strategies() if s[0] != "tracetrim"]
         case_rows = asyncio.run(evaluate(Case.from_scenario(scenario), strategies))
         margins.append(_margins(name, critical_values(scenario, weights), weights))
