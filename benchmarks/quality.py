@@ -80,7 +80,7 @@ def scenario_section(
     rows = []
     margins: list[str] = []
     for name, scenario in scenarios.items():
-        others = [rows for n, rows in scenario_rows.items() if n != name]
+        others = [their_rows for n, their_rows in scenario_rows.items() if n != name]
         weights = fit_weights(joined(train_rows, *others), version=f"without-{name}", levels=levels)
         strategies = [
             ("tracetrim (held out)", tracetrim_strategy(LearnedDecisionModel(weights))),
