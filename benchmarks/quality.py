@@ -12,7 +12,8 @@ What is measured:
   row "adopted" scores only what ENFORCE would adopt, a plan under 10% counting as no change) and
   by masking baselines, and once more with a token budget (down to 2/3 of the prefix's tokens; a target
   the protections do not allow leaves the prefix unchanged), and with both policy levels shifted
-  (`tracetrim.learn.LEVEL_SHIFTS`), tracing the judge's curve against masking's. An
+  (`tracetrim.learn.LEVEL_SHIFTS`), tracing the judge's curve against masking's; the row "excerpt every
+  result" shortens every old result and drops none (the excerpt alone, no judge). An
   old result the agent used after the cut (`tracetrim.learn.evidence`) counts as *findable* when every
   string it was used for is still somewhere in the compacted prefix, and as *verbatim* when the result
   is unchanged (or, for a long one, still whole inside a later result its pointer names). *Removed* is
@@ -47,6 +48,7 @@ from tracetrim.learn import (  # noqa: E402
     curve_rows,
     cuts,
     examples,
+    excerpt_row,
     fit_weights,
     format_frontier,
     held_out_models,
@@ -155,6 +157,7 @@ def real_section(shared: Path, limit: int | None, extra: Examples, failures: lis
         all_rows.extend(
             [
                 *rows,
+                excerpt_row(name, selected),
                 *curve,
                 FrontierRow(name, "tracetrim, adopted", adopted),
                 FrontierRow(name, "tracetrim, budget 2/3", budgeted),

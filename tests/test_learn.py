@@ -26,6 +26,7 @@ from tracetrim.learn import (
     evaluate,
     evidence,
     examples,
+    excerpt_every,
     fit_logistic,
     fit_weights,
     held_out_models,
@@ -433,6 +434,35 @@ def test_label_oracle_keeps_everything_used_and_bounds_the_frontier() -> None:
     excerpt = evaluate(selected, label_oracle(used_lines=True))
     assert verbatim.recall == excerpt.recall == 1.0 and verbatim.verbatim_recall == 1.0
     assert excerpt.removed > verbatim.removed > 0 and excerpt.verbatim_recall < 1.0
+
+
+def test_excerpt_every_shortens_results_and_drops_nothing() -> None:
+    """The no-judgement baseline keeps every call and result block and only shortens outputs."""
+    selected = cuts(mini_swe_agent(require_data(DATA / "mini-swe-agent"), limit=5))
+    strategy = excerpt_every()
+    shortened = 0
+    for cut in selected:
+        compacted = strategy(cut)
+        before = _blocks(cut.prefix)
+        after = _blocks(compacted)
+        assert list(after) == list(before)
+        for key, output in after.items():
+            if output != before[key]:
+                assert key[0] == "tool_result" and len(output) < len(before[key])
+                shortened += 1
+    assert shortened > 0
+    point = evaluate(selected, strategy)
+    assert point.removed > 0 and point.recall < 1.0
+
+
+def _blocks(messages: list[dict[str, Any]]) -> dict[tuple[str, str], str]:
+    """Each call's input and each result's output by (block type, id)."""
+    return {
+        (b["type"], b["id"]): str(b.get("input", b.get("output")))
+        for m in messages
+        for b in m["content"]
+        if b.get("type") in ("tool_call", "tool_result")
+    }
 
 
 def test_features_do_not_depend_on_the_hash_seed() -> None:

@@ -6,6 +6,7 @@ from tracetrim.learn._crossval import (
     MASKING,
     FrontierRow,
     curve_rows,
+    excerpt_row,
     format_frontier,
     hashed_folds,
     held_out_models,
@@ -30,9 +31,11 @@ from tracetrim.learn._examples import (
 )
 from tracetrim.learn._fit import balanced_weights, fit_logistic, fit_weights, fold_of
 from tracetrim.learn._frontier import (
+    ExcerptEvery,
     Point,
     ShorteningScore,
     evaluate,
+    excerpt_every,
     keep_last,
     label_oracle,
     score_cut,
@@ -59,6 +62,7 @@ __all__ = [
     "Cut",
     "Evidence",
     "Examples",
+    "ExcerptEvery",
     "FrontierRow",
     "Point",
     "ShorteningScore",
@@ -73,6 +77,8 @@ __all__ = [
     "evaluate",
     "evidence",
     "examples",
+    "excerpt_every",
+    "excerpt_row",
     "findable",
     "fit_logistic",
     "fit_weights",

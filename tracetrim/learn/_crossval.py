@@ -12,7 +12,15 @@ from tracetrim.decision._learned import LearnedDecisionModel
 from tracetrim.decision._weights import JudgeWeights
 from tracetrim.learn._examples import Cut, Examples, examples, group_of, joined
 from tracetrim.learn._fit import fit_weights, fold_of
-from tracetrim.learn._frontier import Point, default_compactor, evaluate, keep_last, label_oracle, tracetrim
+from tracetrim.learn._frontier import (
+    Point,
+    default_compactor,
+    evaluate,
+    excerpt_every,
+    keep_last,
+    label_oracle,
+    tracetrim,
+)
 
 MASKING = (
     ("keep-last-3", 3, False),
@@ -101,6 +109,16 @@ def masking_rows(dataset: str, cuts: Sequence[Cut]) -> list[FrontierRow]:
         FrontierRow(dataset, name, evaluate(cuts, keep_last(n, clear_inputs=clear)))
         for name, n, clear in MASKING
     ]
+
+
+EXCERPT_EVERY = "excerpt every result"
+"""The row of the no-judgement baseline (`excerpt_every`)."""
+
+
+def excerpt_row(dataset: str, cuts: Sequence[Cut]) -> FrontierRow:
+    """Every old result shortened to its excerpt and none dropped: what the excerpt gives without a
+    judge, next to masking (it reads nothing of the future, so unlike the oracles it is a competitor)."""
+    return FrontierRow(dataset, EXCERPT_EVERY, evaluate(cuts, excerpt_every()))
 
 
 def oracle_rows(dataset: str, cuts: Sequence[Cut]) -> list[FrontierRow]:

@@ -23,7 +23,7 @@ from tracetrim.compactor._budget import history_tokens
 from tracetrim.compactor._excerpt import excerpt, salience
 from tracetrim.compactor._pairs import Pair
 from tracetrim.compactor._repeats import MIN_REPEAT_CHARS
-from tracetrim.decision import DecisionModel, HistoryJudge
+from tracetrim.decision import DecisionModel, HistoryJudge, HistoryView, PairJudgement
 from tracetrim.learn._examples import Cut
 from tracetrim.learn._labels import findable, history_text
 
@@ -158,6 +158,26 @@ def tracetrim(compactor_for: Callable[[Cut], Compactor]) -> CutStrategy:
         return outcome.plan.messages
 
     return run
+
+
+class ExcerptEvery:
+    """A judge that keeps every call and shortens every result: the excerpt alone, with no judgement.
+
+    A baseline, not a model: it shows how much of the frontier the excerpt gives by itself (the
+    planner still keeps whole a result whose excerpt would not be short enough). It answers every
+    history the same way, so it never drops a pair.
+    """
+
+    name = "excerpt-every"
+
+    def judge(self, view: HistoryView) -> dict[str, PairJudgement]:
+        """Keep the call, shorten the result, for every pair of ``view``."""
+        return {pair.key: PairJudgement(keep_call=1.0, keep_result=0.0) for pair in view.pairs}
+
+
+def excerpt_every() -> CutStrategy:
+    """Every old result shortened to its excerpt at default settings, every call kept (`ExcerptEvery`)."""
+    return tracetrim(default_compactor(ExcerptEvery(), minimum_reduction=0.0))
 
 
 def default_compactor(
