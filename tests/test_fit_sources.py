@@ -199,7 +199,9 @@ def test_fit_moves_the_levels_and_traces_the_curve(tmp_path: Path) -> None:
     done = _fit(tmp_path, *map(str, files), "-o", str(out), "--curve", "--level-shift", "0.3")
     assert done.returncode == 0, done.stderr
     shown = [line.split()[1:5] for line in done.stdout.splitlines() if line.startswith("held-out  ")]
-    assert shown[2][:3] == ["fitted,", "levels", "+0.3"] and len(shown) == 10
+    # The fitted judge, its four shifted levels, five masking rows, the excerpt with no judge.
+    assert shown[2][:3] == ["fitted,", "levels", "+0.3"] and len(shown) == 11
+    assert shown[-1][:3] == ["excerpt", "every", "result"]
     weights, shipped = LearnedDecisionModel(out).weights, default_weights()
     assert (weights.keep_level, weights.call_level) == pytest.approx(
         (shipped.keep_level + 0.3, shipped.call_level + 0.3)

@@ -344,6 +344,7 @@ def test_fit_command_end_to_end(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "tracetrim (fitted)" in done.stdout and "keep-last-10" in done.stdout
+    assert "excerpt every result" in done.stdout
     model = LearnedDecisionModel(out)
     assert model.name == "learned:team"
     history = tmp_path / "history.json"

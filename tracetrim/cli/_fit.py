@@ -177,20 +177,22 @@ def _frontier(
     selected: list[Any], levels: dict[str, float], args: argparse.Namespace
 ) -> tuple[list[Any], str, float]:
     """The held-out frontier rows (the fitted judge first, with ``--curve`` its shifted levels, then
-    masking), a note on how the held-out judges rank (or why the judge could not be held out), and
-    the level shift ``--target-findable`` chose (0 without it)."""
+    masking and the excerpt alone), a note on how the held-out judges rank (or why the judge could
+    not be held out), and the level shift ``--target-findable`` chose (0 without it)."""
     from tracetrim.learn import (
         FrontierRow,
         auc,
         calibration,
         curve_rows,
+        excerpt_row,
         format_calibration,
         held_out_needs,
         masking_rows,
         shifted_point,
     )
 
-    rows = masking_rows("held-out", selected)
+    # The excerpt with no judge beside masking: how much of the fitted judge's lead is the excerpt's.
+    rows = [*masking_rows("held-out", selected), excerpt_row("held-out", selected)]
     held = _held_out_models(selected, levels, args)
     if isinstance(held, str):
         if args.target_findable is not None:
