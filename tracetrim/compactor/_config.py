@@ -48,8 +48,8 @@ class CompactorConfig:
     other message mentions, and error lines (`tracetrim.compactor._excerpt`). 0 keeps the head and tail
     only, as the first round did. With ``tombstones`` a dropped pair leaves a one-line text block where
     its call stood (tool, a gist of the input, the call id and how to recall it), so the agent can see
-    what went. It is off by default: on the shared mini-swe-agent runs the tombstones cost 3 points of
-    the history removed (26.5% -> 23.4%) and kept no more of what agents later used. With
+    what went. It is off by default: on the shared mini-swe-agent runs the tombstones cost 2 points of
+    the history removed (21.3% -> 19.2%) and kept no more of what agents later used. With
     ``deduplicate`` (the default) an old result whose every line a later result kept whole shows again
     (the same file region read twice, the same lookup with the same answer) becomes a short note
     pointing to that later call, restorable like any shortened result (`tracetrim.compactor._repeats`).
