@@ -229,6 +229,20 @@ def test_all_with_a_closing_summary_and_records(tmp_path: Path, capsys: pytest.C
     assert code == 0 and "5" in out, err
 
 
+def test_progress_bar_only_on_a_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bar redraws itself with carriage returns: captured stderr (a pipe, a CI log) gets none of
+    it, a terminal gets one bar that ends its line. (A terminal is stood in for by ``isatty``.)"""
+    three = _write(tmp_path / "tau3.json", _tau()[:3])
+    argv = ["compact", str(three), "--all", "--eligible-tools", "*", "--output-dir", str(tmp_path / "out")]
+    code, _, err = _run(argv, capsys)
+    assert code == 0 and "\r" not in err and "3/3" not in err
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    code, _, err = _run(argv, capsys)
+    assert code == 0 and err.count("\r[") == 3 and err.endswith("] 3/3\n")
+
+
 def test_minimum_reduction_decides_what_is_adopted(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -244,6 +258,31 @@ def test_minimum_reduction_decides_what_is_adopted(
     assert code == 0 and json.loads(out)["status"] == "DECIDED"
     code, _, err = _run([*base, "--minimum-reduction", "2"], capsys)
     assert code == 2 and "minimum_reduction" in err
+
+
+def test_a_token_budget_on_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = require_data(MINI)
+    argv = ["compact", str(path), "--trigger-tokens", "1000000", "--target-tokens", "1"]
+    code, out, err = _run(argv, capsys)
+    below = json.loads(out)
+    assert code == 0, err
+    assert (below["status"], below["reason"], below["changed"]) == ("SKIPPED", "BELOW_TRIGGER", False)
+    before = json.loads(_run(["compact", str(path), "--minimum-reduction", "0"], capsys)[1])["stats"]
+    target = before["tokens_before"] * 3 // 4
+    argv = ["compact", str(path), "--trigger-tokens", str(target + 1), "--target-tokens", str(target)]
+    code, out, err = _run(argv, capsys)
+    budgeted = json.loads(out)
+    assert code == 0, err
+    assert budgeted["status"] == "DECIDED", budgeted["detail"]
+    stats = budgeted["stats"]
+    assert stats["target_tokens"] == target and stats["target_met"] and stats["tokens_after"] <= target
+    code, _, err = _run(["compact", str(path), "--trigger-tokens", "100"], capsys)
+    assert code == 2 and "trigger_tokens go together" in err
+    code, _, err = _run(["compact", str(path), "--trigger-tokens", "100", "--target-tokens", "100"], capsys)
+    assert code == 2 and "must be below trigger_tokens" in err
+    with pytest.raises(SystemExit) as exited:
+        main(["compact", str(path), "--trigger-tokens", "-5", "--target-tokens", "1"])
+    assert exited.value.code == 2 and "--trigger-tokens: must not be negative" in capsys.readouterr().err
 
 
 def test_offload_speaks_the_files_format_and_restores_it(

@@ -180,6 +180,8 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(f"--output-dir {out_dir}: {exc.strerror or exc}") from None
     summary = RunSummary()
     names: set[str] = set()
+    # A bar redrawn with carriage returns is for a terminal; in a log or a pipe it is 200 lines of noise.
+    show_progress = sys.stderr.isatty()
     for done, history in enumerate(histories, start=1):
         document, outcome = asyncio.run(_compact_one(args, history, model))
         summary.add(outcome)
@@ -192,7 +194,8 @@ def run(args: argparse.Namespace) -> int:
             name += "_"
         names.add(name)
         (out_dir / f"{name}.json").write_text(text + "\n", encoding="utf-8")
-        _progress(done, len(histories))
+        if show_progress:
+            _progress(done, len(histories))
     if len(histories) > 1:
         print(summary.line())
     return 1 if summary.errors else 0

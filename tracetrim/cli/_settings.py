@@ -9,12 +9,13 @@ from typing import Any
 import attrs
 
 from tracetrim._validators import FieldValueError
+from tracetrim.cli._arg_types import non_negative_int
 from tracetrim.cli._errors import CliError
 from tracetrim.compactor import CompactorConfig
 
 
 def add_config_arguments(parser: argparse.ArgumentParser) -> None:
-    """Flags shared by commands that plan: thresholds and the recent window."""
+    """Flags shared by commands that plan: thresholds or a token budget, and the recent window."""
     parser.add_argument(
         "--eligible-tools",
         metavar="NAMES",
@@ -30,6 +31,18 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
         type=float,
         metavar="F",
         help="adopt only proposals at least this fraction smaller (default 0.10; 0 adopts any saving)",
+    )
+    parser.add_argument(
+        "--trigger-tokens",
+        type=non_negative_int,
+        metavar="N",
+        help="with --target-tokens, a token budget instead of the thresholds: plan only above N tokens",
+    )
+    parser.add_argument(
+        "--target-tokens",
+        type=non_negative_int,
+        metavar="N",
+        help="with --trigger-tokens: compact down to N tokens, cheapest loss per token first",
     )
 
 
@@ -47,6 +60,8 @@ def build_config(
         ("discard_threshold", "discard_threshold"),
         ("preserve_recent", "preserve_recent_messages"),
         ("minimum_reduction", "minimum_reduction"),
+        ("trigger_tokens", "trigger_tokens"),
+        ("target_tokens", "target_tokens"),
     ):
         if getattr(args, flag, None) is not None:
             values[field] = getattr(args, flag)
