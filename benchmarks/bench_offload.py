@@ -3,9 +3,9 @@
 Run: ``.venv/bin/python benchmarks/bench_offload.py`` (add ``--json`` for machine-readable output).
 Each ``history`` is converted by `tracetrim.formats.from_swe_agent_history`. The planner uses the
 default judge (the embedded learned model) with every tool eligible, in SHADOW mode, so both sides
-measure their proposal without archive I/O. ``compress`` needs a chat model; the benchmark uses `_LeadSummarizer`, a local
-stand-in that keeps the first line of each message, so its figures show the mechanics and the cost of
-the strategy, not summary quality.
+measure their proposal without archive I/O. ``compress`` needs a chat model; the benchmark uses
+`_LeadSummarizer`, a local stand-in that keeps the first line of each message, so its figures show the
+mechanics and the cost of the strategy, not summary quality.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ import tracetrim as tt
 from tests._histories import assistant, call, result, text, tool_history, user
 from tracetrim._audit import RecordError, read_audit, read_records
 from tracetrim._audit_advice import recommend, sweep
+from tracetrim._audit_html import drops_table
 from tracetrim._audit_report import audit
 from tracetrim._audit_summary import pair_rows, summarise
 from tracetrim.archive import FileArchive, RecallTool
@@ -413,3 +414,40 @@ def test_the_html_report_degrades_without_detail_and_escapes_what_records_say() 
     page = audit(found).html()
     assert "<img src=x>" not in page and "&lt;img src=x&gt;" in page
     assert "<script>alert" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+async def test_a_pointer_to_a_later_copy_is_no_loss(tmp_path: Path) -> None:
+    """An old result that became a pointer (`repeated_later`) and was used afterwards is still in the
+    history, word for word in the later copy: the audit counts it removed but not lost, at every
+    threshold of the sweep, and the report says where it is."""
+    path = tmp_path / "records.jsonl"
+    observer = tt.JsonLinesObserver(path, pairs=True)
+    same = "".join(f"line {n}: the parser reads the config file\n" for n in range(60))
+    messages = [user("m0", "Please fix the bug in the parser module.")]
+    messages.append(assistant("a1", text("read it"), call("c1"), result("c1", output=same)))
+    messages.append(assistant("a2", text("look"), call("c2", "grep"), result("c2", "grep")))
+    messages.append(assistant("a3", text("again"), call("c3"), result("c3", output=same)))
+    for n in range(6):
+        messages.append(user(f"r{n}", f"recent {n}") if n % 2 == 0 else assistant(f"r{n}", text("ok")))
+    answers = {"c1": (0.9, 0.9), "c2": (0.1, 0.1), "c3": (0.9, 0.9)}
+    outcome = await compactor(observer, answers=answers).plan(tt.CompactionRequest(messages, scope=SCOPE))
+    assert outcome.plan is not None
+    reasons = {d.call_id: (d.action.value, d.reason) for d in outcome.plan.decisions}
+    assert reasons["c1"] == ("drop_result", "repeated_later") and reasons["c2"][0] == "drop_call"
+    observer.report(tt.Followup.used("c1", SCOPE))  # in the later copy: not lost
+    observer.report(tt.Followup.used("c2", SCOPE))  # dropped and needed: lost
+    found = read_audit(path.read_text().splitlines())
+    rows = pair_rows(found.records, found.followups)
+    summary = summarise(found.records, found.followups)
+    assert (summary.removed, summary.needed, summary.loss_rate) == (2, 1, 0.5)
+    assert {t.tool: (t.removed, t.needed) for t in summary.tools if t.removed} == {
+        "read_file": (1, 0),
+        "grep": (1, 1),
+    }
+    # c1 stays a pointer (removed, never lost) until a threshold drops it and c3 with it (0.95); c2
+    # goes from 0.15 up.
+    expected = {0.05: (1, 0), 0.1: (1, 0), 0.95: (3, 2)}
+    for point in sweep(rows):
+        assert (point.removed, point.needed) == expected.get(point.threshold, (2, 1)), point
+    table = drops_table(rows)
+    assert "yes, in the later copy" in table and table.count("<span class=lost>yes") == 1

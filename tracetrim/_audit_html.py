@@ -207,7 +207,11 @@ def drops_table(rows: Sequence[PairRow]) -> str:
     for row in removed:
         pair = row.pair
         session = (row.record.scope or {}).get("session_id", "")
-        needed = "unknown" if row.needed is None else ("<span class=lost>yes</span>" if row.needed else "no")
+        needed = "unknown" if row.needed is None else "no"
+        if row.lost:
+            needed = "<span class=lost>yes</span>"
+        elif row.needed:
+            needed = "yes, in the later copy"
         body.append(
             f"<tr><td class=n>{row.plan + 1}</td><td>{escape(session)}</td><td>{escape(pair.call_id)}</td>"
             f"<td>{escape(pair.tool)}</td><td>{escape(pair.action)}</td><td>{escape(pair.reason)}</td>"

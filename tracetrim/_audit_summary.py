@@ -12,6 +12,7 @@ import attrs
 from tracetrim._convert import to_json_object
 from tracetrim._followup import Followup
 from tracetrim._record import PairRecord, Record, chars_to_tokens
+from tracetrim.compactor._repeats import REPEATED
 
 PROBABILITY_BINS = 20
 """Histogram bins over [0, 1] for the model's probabilities (0.05 wide)."""
@@ -40,6 +41,12 @@ class PairRow:
         """True when a decided plan shortened or dropped this pair (what adopting it would remove);
         an inconclusive plan's would-be drops were never going to happen."""
         return self.pair.action in REMOVING and self.record.status == "DECIDED"
+
+    @property
+    def lost(self) -> bool:
+        """True when a removed pair was needed later and the history no longer holds its content. A
+        pointer to a later copy (reason `REPEATED`) is not: every line of it is in that copy, kept whole."""
+        return self.removed and bool(self.needed) and self.pair.reason != REPEATED
 
     @property
     def saved(self) -> int:
@@ -76,7 +83,7 @@ def pair_rows(records: Sequence[Record], followups: Sequence[Followup]) -> list[
 
 @attrs.frozen(kw_only=True)
 class ToolStats:
-    """What decided plans did to one tool's pairs, and how often a removed one was needed afterwards.
+    """What decided plans did to one tool's pairs, and how often a removed one was lost (`PairRow.lost`).
 
     ``keep`` counts every other pair of the tool: kept, or in a plan that was not decided.
     """
@@ -117,7 +124,7 @@ def tool_stats(rows: Iterable[PairRow]) -> tuple[ToolStats, ...]:
                 drop_result=actions["drop_result"],
                 drop_call=actions["drop_call"],
                 chars_saved=sum(row.saved for row in group if row.removed),
-                needed=sum(1 for row in group if row.removed and row.needed),
+                needed=sum(1 for row in group if row.lost),
                 tracked=any(row.needed is not None for row in group),
             )
         )
@@ -290,7 +297,7 @@ def summarise(
         failures=failures,
         followups=dict(Counter(f.event for f in followups)),
         removed=len(removed),
-        needed=sum(1 for row in removed if row.needed),
+        needed=sum(1 for row in removed if row.lost),
         record_versions=dict(Counter(str(r.record_version) for r in records)),
         junk=junk,
     )
