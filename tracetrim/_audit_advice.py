@@ -9,8 +9,8 @@ import attrs
 
 from tracetrim._audit_summary import REMOVING, PairRow, ToolStats
 from tracetrim._validators import FieldValueError
+from tracetrim.compactor._outcome import Action
 from tracetrim.compactor._policy import decide
-from tracetrim.compactor._repeats import REPEATED
 
 THRESHOLDS = tuple(round(0.05 * step, 2) for step in range(1, 20))
 """The single thresholds (keep = discard) the sweep tries: 0.05 to 0.95."""
@@ -63,7 +63,7 @@ def sweep(rows: Sequence[PairRow], thresholds: Sequence[float] = THRESHOLDS) -> 
         for row in answered:
             assert row.pair.keep_call is not None and row.pair.keep_result is not None
             action, _ = decide(row.pair.keep_call, row.pair.keep_result, threshold, threshold)
-            if row.pair.reason == REPEATED and action.value != "drop_call":
+            if row.points_to_copy and action is not Action.DROP_CALL:
                 # The planner points an old copy at a later one whatever the thresholds say, and the
                 # later copy still holds all of it: removed at every threshold, never a loss.
                 removed += 1

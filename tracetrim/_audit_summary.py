@@ -43,10 +43,16 @@ class PairRow:
         return self.pair.action in REMOVING and self.record.status == "DECIDED"
 
     @property
+    def points_to_copy(self) -> bool:
+        """True when the plan made this result a pointer to a later copy (reason `REPEATED`), which
+        holds every line of it, kept whole."""
+        return self.pair.reason == REPEATED
+
+    @property
     def lost(self) -> bool:
-        """True when a removed pair was needed later and the history no longer holds its content. A
-        pointer to a later copy (reason `REPEATED`) is not: every line of it is in that copy, kept whole."""
-        return self.removed and bool(self.needed) and self.pair.reason != REPEATED
+        """True when a removed pair was needed later and the history no longer holds its content (a
+        pointer to a later copy still holds it there)."""
+        return self.removed and bool(self.needed) and not self.points_to_copy
 
     @property
     def saved(self) -> int:
