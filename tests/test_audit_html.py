@@ -106,6 +106,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return page
 
 
+@pytest.mark.data
 def test_the_report_is_self_contained(report: Path) -> None:
     html = report.read_text(encoding="utf-8")
     # The SVG namespace is a name, not a fetch; nothing else may point outside the file.
@@ -114,6 +115,7 @@ def test_the_report_is_self_contained(report: Path) -> None:
     assert not re.search(r"<(?:link|img|iframe)\b|\bsrc=|@import|url\(", html)
 
 
+@pytest.mark.data
 def test_chromium_draws_every_chart_without_console_errors(report: Path, tmp_path: Path) -> None:
     shown = run_chromium(report, tmp_path / "profile", "--dump-dom")
     assert shown.returncode == 0, shown.stderr[-2000:]

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests._histories import tool_history
-from tests.conftest import SCENARIOS, load_scenario, service_unavailable
+from tests.conftest import SCENARIOS, load_scenario, require_data
 from tracetrim.cli import main
 
 
@@ -153,14 +153,15 @@ def test_invalid_history_is_reported_as_an_error_outcome(
     assert code == 1 and document["reason"] == "INVALID_TRANSCRIPT" and "message 0" in document["detail"]
 
 
+@pytest.mark.data
 def test_bundled_examples_match_the_shared_scenarios() -> None:
     shared = SCENARIOS.parents[2] / "shared" / "scenarios"
-    if not shared.exists():
-        service_unavailable("../shared/scenarios is not beside this checkout")
+    require_data(shared)
     for name in ("payment_retry", "replication_incident"):
         assert load_scenario(name) == json.loads((shared / f"{name}.json").read_text())
 
 
+@pytest.mark.data
 def test_compact_openai_chat_messages_in_and_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A real tau-bench trajectory (OpenAI chat-completions) compacts and comes back in the same format."""
     from tests.conftest import DATA, require_data

@@ -90,7 +90,11 @@ def _paired(document: dict[str, Any]) -> list[dict[str, Any]]:
     return neutral
 
 
-@pytest.mark.parametrize("fmt", list(HISTORY_FORMATS))
+@pytest.mark.data
+@pytest.mark.parametrize(
+    "fmt",
+    ["tau-bench", "swe-agent", "mini-swe-agent", "openai", "anthropic", "langchain", "responses", "neutral"],
+)  # the agents' own files (Claude Code, Codex, ...) are in test_formats_agents
 def test_auto_reads_each_format_and_writes_it_back_paired(
     fmt: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -110,6 +114,7 @@ def test_auto_reads_each_format_and_writes_it_back_paired(
         assert code == 0 and f"read as {fmt}" in err, err
 
 
+@pytest.mark.data
 def test_swe_agent_function_calling_traj_round_trips(capsys: pytest.CaptureFixture[str]) -> None:
     path = require_data(SWE_CALLS)
     code, out, _ = _run(["compact", str(path), "--eligible-tools", "*", "--minimum-reduction", "0"], capsys)
@@ -139,6 +144,7 @@ def _scope() -> Iterator[list[str]]:
     yield ["--user", "cli-test", "--agent", "a", "--session", uuid.uuid4().hex]
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("fmt", ["tau-bench", "swe-agent", "mini-swe-agent", "anthropic", "langchain"])
 def test_enforce_then_restore_gives_back_the_original(
     fmt: str, archive_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -159,6 +165,7 @@ def test_enforce_then_restore_gives_back_the_original(
         assert code == 0, err
 
 
+@pytest.mark.data
 @pytest.mark.parametrize(
     ("url", "says"),
     [("redis:/x", "two slashes"), ("bogus://x", "unknown scheme 'bogus'"), ("s3://b/k", "unknown scheme")],
@@ -193,6 +200,7 @@ def test_an_archive_that_is_down_is_one_line(tmp_path: Path, capsys: pytest.Capt
         assert code == 2 and "does not exist" in err
 
 
+@pytest.mark.data
 def test_a_list_of_trajectories_needs_item_or_all(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = _run(["compact", str(require_data(TAU)), "--eligible-tools", "*"], capsys)
     assert code == 2
@@ -207,6 +215,7 @@ def test_a_list_of_trajectories_needs_item_or_all(tmp_path: Path, capsys: pytest
     assert code == 2 and "--item N" in err
 
 
+@pytest.mark.data
 def test_all_with_a_closing_summary_and_records(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     five = _write(tmp_path / "tau5.json", _tau()[:5])
     records = tmp_path / "records.jsonl"
@@ -229,6 +238,7 @@ def test_all_with_a_closing_summary_and_records(tmp_path: Path, capsys: pytest.C
     assert code == 0 and "5" in out, err
 
 
+@pytest.mark.data
 def test_progress_bar_only_on_a_terminal(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -243,6 +253,7 @@ def test_progress_bar_only_on_a_terminal(
     assert code == 0 and err.count("\r[") == 3 and err.endswith("] 3/3\n")
 
 
+@pytest.mark.data
 def test_minimum_reduction_decides_what_is_adopted(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -260,6 +271,7 @@ def test_minimum_reduction_decides_what_is_adopted(
     assert code == 2 and "minimum_reduction" in err
 
 
+@pytest.mark.data
 def test_a_token_budget_on_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = require_data(MINI)
     argv = ["compact", str(path), "--trigger-tokens", "1000000", "--target-tokens", "1"]
@@ -285,6 +297,7 @@ def test_a_token_budget_on_the_command_line(tmp_path: Path, capsys: pytest.Captu
     assert exited.value.code == 2 and "--trigger-tokens: must not be negative" in capsys.readouterr().err
 
 
+@pytest.mark.data
 def test_offload_speaks_the_files_format_and_restores_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

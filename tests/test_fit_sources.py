@@ -87,6 +87,7 @@ def rollout(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Trajec
     return root, runs
 
 
+@pytest.mark.data
 def test_records_and_archive_rebuild_each_run_up_to_its_last_compaction(
     rollout: tuple[Path, list[Trajectory]],
 ) -> None:
@@ -107,6 +108,7 @@ def test_records_and_archive_rebuild_each_run_up_to_its_last_compaction(
         assert any(is_tombstone(block) for message in last for block in message["content"]) == (n == 1)
 
 
+@pytest.mark.data
 def test_a_missing_snapshot_leaves_its_run_out_and_says_so(
     rollout: tuple[Path, list[Trajectory]], tmp_path: Path
 ) -> None:
@@ -132,6 +134,7 @@ def test_a_missing_snapshot_leaves_its_run_out_and_says_so(
     assert len(rebuilt.problems) == 1 and rebuilt.problems[0].startswith("team/coder/run-1: left out")
 
 
+@pytest.mark.data
 def test_a_history_rewritten_between_compactions_restarts_the_run(tmp_path: Path) -> None:
     run = mini_swe_agent(require_data(DATA / "mini-swe-agent"), limit=1)[0]
     archive = FileArchive(tmp_path / "archive")
@@ -159,6 +162,7 @@ def _fit(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.data
 def test_fit_learns_from_records_and_their_archive(
     rollout: tuple[Path, list[Trajectory]], tmp_path: Path
 ) -> None:
@@ -173,6 +177,7 @@ def test_fit_learns_from_records_and_their_archive(
     assert LearnedDecisionModel(out).weights.trained_on["record_files"] == 1
 
 
+@pytest.mark.data
 def test_fit_reads_the_trajectory_files_of_a_folder(tmp_path: Path) -> None:
     source = require_data(DATA / "mini-swe-agent")
     folder = tmp_path / "runs" / "nested"
@@ -193,6 +198,7 @@ def test_fit_reads_the_trajectory_files_of_a_folder(tmp_path: Path) -> None:
     assert named.returncode == 2 and "resolved.json: expected a list of messages" in named.stderr
 
 
+@pytest.mark.data
 def test_fit_moves_the_levels_and_traces_the_curve(tmp_path: Path) -> None:
     files = sorted(require_data(DATA / "mini-swe-agent").glob("*.traj.json"))[:4]
     out = tmp_path / "m.json"
@@ -210,6 +216,7 @@ def test_fit_moves_the_levels_and_traces_the_curve(tmp_path: Path) -> None:
     assert refused.returncode == 2 and "must be a finite number" in refused.stderr
 
 
+@pytest.mark.data
 def test_fit_chooses_the_level_shift_for_a_findable_target(tmp_path: Path) -> None:
     files = [str(p) for p in sorted(require_data(DATA / "mini-swe-agent").glob("*.traj.json"))[:4]]
     out = tmp_path / "m.json"
@@ -230,6 +237,7 @@ def test_fit_chooses_the_level_shift_for_a_findable_target(tmp_path: Path) -> No
     assert one.returncode == 2 and "--target-findable needs a held-out frontier" in one.stderr
 
 
+@pytest.mark.data
 def test_fit_with_too_few_runs_for_folds_still_fits(tmp_path: Path) -> None:
     """Two short SWE-agent runs: a fold trained on one run that used nothing again cannot be fitted,
     so the frontier is left out and said so, and the weights are still fitted on both."""
@@ -259,6 +267,7 @@ def test_fit_says_what_is_wrong_with_its_sources(tmp_path: Path, args: tuple[str
     assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
 
 
+@pytest.mark.data
 def test_ranked_folds_leave_no_fold_empty_where_a_hash_can() -> None:
     runs = mini_swe_agent(require_data(DATA / "mini-swe-agent"), limit=4)
     selected = cuts([attrs.evolve(run, group=f"run-{n}") for n, run in enumerate(runs)])
@@ -271,6 +280,7 @@ def test_ranked_folds_leave_no_fold_empty_where_a_hash_can() -> None:
     assert {hashed(c) for c in selected} != {0, 1, 2, 3}  # these four names share a fold under the hash
 
 
+@pytest.mark.data
 def test_fit_on_one_run_fits_and_says_there_is_no_held_out_frontier(tmp_path: Path) -> None:
     (first,) = sorted(require_data(DATA / "mini-swe-agent").glob("*.traj.json"))[:1]
     done = _fit(tmp_path, str(first), "-o", str(tmp_path / "m.json"))
@@ -290,6 +300,7 @@ def test_auc_counts_ties_half_and_calibration_slices_by_score() -> None:
     assert format_calibration([(0.05, 0.0), (0.25, 0.5)]) == "0.05->0.00  0.25->0.50"
 
 
+@pytest.mark.data
 def test_records_with_pair_detail_tell_which_tools_the_host_opted_in(tmp_path: Path) -> None:
     """The host opted in only reads; its records' per-pair detail says so, and the rebuilt run's
     candidates are what the host's were (without detail, every tool the run calls)."""
@@ -343,6 +354,7 @@ def test_read_only_tools_are_tau_benchs_reads_in_either_domain() -> None:
     assert read_only_tools(airline | retail | writes | pure) == airline | retail | pure
 
 
+@pytest.mark.data
 def test_every_tau_bench_file_joins_and_two_domains_never_share_a_task(tmp_path: Path) -> None:
     """Two files stand in for two domains (both cut from the shared airline runs: no retail runs are
     shared); the first file alone reads exactly as the shared dataset does."""

@@ -480,6 +480,7 @@ def test_formats_without_a_place_for_result_metadata_drop_it() -> None:
 # --- real data -------------------------------------------------------------------------------------
 
 
+@pytest.mark.data
 def test_tau_bench_trajectories_round_trip_identically() -> None:
     path = require_data(DATA / "tau-bench" / "gpt-4o-airline.json")
     with open(path, encoding="utf-8") as handle:
@@ -494,6 +495,7 @@ def test_tau_bench_trajectories_round_trip_identically() -> None:
     assert pairs > 100
 
 
+@pytest.mark.data
 def test_swe_agent_histories_convert() -> None:
     paths = sorted((DATA / "swe-agent").glob("*.traj"))
     if not paths:

@@ -54,6 +54,7 @@ def real_runs() -> list[tuple[str, list[dict[str, Any]]]]:
 # --- real data -------------------------------------------------------------------------------------
 
 
+@pytest.mark.data
 def test_every_real_run_round_trips_exactly(real_runs: list[tuple[str, list[dict[str, Any]]]]) -> None:
     assert len(real_runs) == 196
     for name, messages in real_runs:
@@ -63,6 +64,7 @@ def test_every_real_run_round_trips_exactly(real_runs: list[tuple[str, list[dict
         assert formats.to_mini_swe_agent(neutral) == messages, name
 
 
+@pytest.mark.data
 def test_every_real_call_has_exactly_one_result_right_after_it(
     real_runs: list[tuple[str, list[dict[str, Any]]]],
 ) -> None:
@@ -87,6 +89,7 @@ def test_every_real_call_has_exactly_one_result_right_after_it(
     assert pairs > 7000
 
 
+@pytest.mark.data
 def test_load_a_real_trajectory_file() -> None:
     path = require_data(MINI / SMALL_RUN)
     messages = json.loads(path.read_text(encoding="utf-8"))["messages"]
@@ -117,6 +120,8 @@ def test_a_short_run_maps_to_calls_results_and_text() -> None:
                 "name": "bash",
                 "input": json.dumps({"command": "ls -a"}),
                 "state": "finished",
+                # the command is in the assistant's prose: a drop keeps the call, with a stub result
+                "metadata": {"tracetrim.prose_action": True},
             },
         ],
         # The message's own keys besides role and content (here mini-swe-agent's "extra").
@@ -320,6 +325,7 @@ def test_the_callers_objects_are_never_mutated_or_shared() -> None:
 # --- the CLI -------------------------------------------------------------------------------------
 
 
+@pytest.mark.data
 def test_cli_compacts_a_real_mini_swe_agent_run(capsys: pytest.CaptureFixture[str]) -> None:
     path = require_data(MINI / SMALL_RUN)
     code = main(["compact", str(path), "--format", "mini-swe-agent", "--goal", "fix the issue"])
@@ -338,6 +344,7 @@ def test_cli_compacts_a_real_mini_swe_agent_run(capsys: pytest.CaptureFixture[st
     assert calls == results
 
 
+@pytest.mark.data
 def test_cli_reads_a_swe_agent_traj(capsys: pytest.CaptureFixture[str]) -> None:
     path = require_data(DATA / "swe-agent" / "function_calling_simple.traj")
     history = json.loads(path.read_text(encoding="utf-8"))["history"]

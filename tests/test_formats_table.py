@@ -75,15 +75,40 @@ def test_the_table_covers_every_format_and_its_views_agree() -> None:
         "swe-agent",
         "mini-swe-agent",
         "tau-bench",
+        "responses-request",
+        "tau2",
+        "claude-code",
+        "codex",
+        "openhands",
+        "atif",
     ]
     assert set(READERS) == set(HISTORY_FORMATS)
-    assert MESSAGES_KEY == {"swe-agent": "history", "tau-bench": "traj"}
+    assert MESSAGES_KEY == {
+        "swe-agent": "history",
+        "tau-bench": "traj",
+        "responses-request": "input",
+        "atif": "steps",
+    }
     assert HISTORY_FORMATS["mini-swe-agent"].default_tools == ("bash",)
     with pytest.raises(FormatError, match=r"unknown format 'yaml'.*neutral"):
         history_format("yaml")
 
 
-@pytest.mark.parametrize("name", list(HISTORY_FORMATS))
+# the formats a shared tau-bench run can be written in; test_formats_agents covers the agents' own files
+SHARED_FORMATS = (
+    "neutral",
+    "openai",
+    "responses",
+    "anthropic",
+    "langchain",
+    "swe-agent",
+    "mini-swe-agent",
+    "tau-bench",
+)
+
+
+@pytest.mark.data
+@pytest.mark.parametrize("name", SHARED_FORMATS)
 def test_each_format_is_told_by_shape_and_round_trips(name: str) -> None:
     document = _documents()[name]
     original = copy.deepcopy(document)
@@ -100,6 +125,7 @@ def test_each_format_is_told_by_shape_and_round_trips(name: str) -> None:
     assert results and results <= calls
 
 
+@pytest.mark.data
 def test_bare_message_lists_are_told_apart() -> None:
     docs = _documents()
     assert detect_format(docs["anthropic"]["messages"]) == "anthropic"
@@ -114,6 +140,7 @@ def test_bare_message_lists_are_told_apart() -> None:
     assert detect_format([{"id": "m0", "role": "user", "content": text}]) == "neutral"
 
 
+@pytest.mark.data
 def test_a_list_of_trajectories_says_so_and_how_to_pick_one() -> None:
     data = _tau()
     assert trajectory_list(data) == "tau-bench"
@@ -124,12 +151,13 @@ def test_a_list_of_trajectories_says_so_and_how_to_pick_one() -> None:
     runs = [{"messages": m["messages"]} for m in [_documents()["mini-swe-agent"]] * 2]
     assert trajectory_list(runs) == "mini-swe-agent"
     assert trajectory_list(data[3]["traj"]) is None  # a list of messages is one history
-    with pytest.raises(FormatError, match="expected a JSON list or object"):
+    with pytest.raises(FormatError, match="a JSON str: not a history format"):
         detect_format("text")
-    with pytest.raises(FormatError, match="'messages', 'history' or 'traj'"):
+    with pytest.raises(FormatError, match="a JSON object with keys steps: not a history format"):
         detect_format({"steps": []})
 
 
+@pytest.mark.data
 def test_every_swe_agent_trajectory_writes_back_exactly() -> None:
     if not SWE:
         require_data(DATA / "swe-agent" / "function_calling_simple.traj")
@@ -155,6 +183,7 @@ def test_swe_agent_writer_keeps_a_shortened_observation_as_the_user_turn() -> No
         to_swe_agent_history(neutral)
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("path", MINI[:: max(1, len(MINI) // 12)], ids=lambda p: p.name.split(".")[0])
 def test_mini_swe_agent_runs_round_trip_with_every_call_paired(path: Path) -> None:
     data = json.loads(path.read_text(encoding="utf-8"))
@@ -167,6 +196,7 @@ def test_mini_swe_agent_runs_round_trip_with_every_call_paired(path: Path) -> No
     assert fmt.read(data["messages"]) == neutral
 
 
+@pytest.mark.data
 def test_langchain_reads_dumpd_form_too() -> None:
     from langchain_core.load import dumpd
 
@@ -184,6 +214,7 @@ def test_langchain_reads_dumpd_form_too() -> None:
         from_langchain_json([{"type": "ai", "data": {"content": 3}}])
 
 
+@pytest.mark.data
 def test_anthropic_reads_the_top_level_system() -> None:
     doc = _documents()["anthropic"]
     fmt = HISTORY_FORMATS["anthropic"]

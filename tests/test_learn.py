@@ -239,6 +239,7 @@ async def test_learned_judge_is_refused_as_a_remote_model() -> None:
         await LearnedDecisionModel()({}, {})
 
 
+@pytest.mark.data
 def test_shipped_weights_reproduce_from_the_training_script() -> None:
     require_data(DATA / "mini-swe-agent")
     done = subprocess.run(
@@ -267,6 +268,7 @@ def _quality_on(shared: Path, runs: list[Path]) -> subprocess.CompletedProcess[s
     )
 
 
+@pytest.mark.data
 def test_quality_benchmark_says_what_it_could_not_measure(tmp_path: Path) -> None:
     """Another shared folder may hold only some datasets: what is absent is named as not measured
     (so the targets are short), never printed as rows of zeros; too few groups for the folds is said."""
@@ -282,6 +284,7 @@ def test_quality_benchmark_says_what_it_could_not_measure(tmp_path: Path) -> Non
     assert "has nothing to train on" in one.stdout and "1 group(s)" in one.stdout
 
 
+@pytest.mark.data
 def test_held_out_frontier_slice_beats_masking() -> None:
     """A small, fast slice of benchmarks/quality.py: held-out judge vs keep-last-N on real runs."""
     runs = mini_swe_agent(require_data(DATA / "mini-swe-agent"), limit=40)
@@ -305,6 +308,7 @@ def test_held_out_frontier_slice_beats_masking() -> None:
     assert budgeted.recall > below[1] + (above[1] - below[1]) * share, (budgeted, curve)
 
 
+@pytest.mark.data
 def test_without_a_next_action_the_judge_assumes_the_agents_stated_plan() -> None:
     """What the host passes nothing for is filled the way the judge was trained and measured."""
     import asyncio
@@ -322,6 +326,7 @@ def test_without_a_next_action_the_judge_assumes_the_agents_stated_plan() -> Non
     assert silent.plan.decisions == told.plan.decisions
 
 
+@pytest.mark.data
 def test_cut_points_sit_before_assistant_turns() -> None:
     runs = mini_swe_agent(require_data(DATA / "mini-swe-agent"), limit=3)
     for run in runs:
@@ -333,6 +338,7 @@ def test_cut_points_sit_before_assistant_turns() -> None:
     assert weights.keep_level == -2.0 and weights.version == "t"
 
 
+@pytest.mark.data
 def test_fit_command_end_to_end(tmp_path: Path) -> None:
     folder = require_data(DATA / "mini-swe-agent")
     files = sorted(folder.glob("*.traj.json"))[:8]
@@ -430,6 +436,7 @@ async def test_an_in_process_judge_decides_the_plan() -> None:
     }
 
 
+@pytest.mark.data
 def test_label_oracle_keeps_everything_used_and_bounds_the_frontier() -> None:
     runs = mini_swe_agent(require_data(DATA / "mini-swe-agent"), limit=10)
     selected = cuts(runs)
@@ -439,6 +446,7 @@ def test_label_oracle_keeps_everything_used_and_bounds_the_frontier() -> None:
     assert excerpt.removed > verbatim.removed > 0 and excerpt.verbatim_recall < 1.0
 
 
+@pytest.mark.data
 def test_excerpt_every_shortens_results_and_drops_nothing() -> None:
     """The no-judgement baseline keeps every call and result block and only shortens outputs."""
     selected = cuts(mini_swe_agent(require_data(DATA / "mini-swe-agent"), limit=5))

@@ -26,6 +26,7 @@ def _load(path: Path) -> list[dict[str, Any]]:
     return load_swe_agent_traj(require_data(path))
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("path", TRAJECTORIES, ids=lambda p: p.stem[:40])
 async def test_compact_and_auto_on_swe_agent_trajectories(path: Path) -> None:
     messages = _load(path)
@@ -64,6 +65,7 @@ async def test_compact_and_auto_on_swe_agent_trajectories(path: Path) -> None:
             assert calls == results
 
 
+@pytest.mark.data
 def test_the_trajectories_are_there() -> None:
     require_data(DATA / "swe-agent")  # skips (fails in CI) rather than passing on an empty folder
     assert len(TRAJECTORIES) >= 10

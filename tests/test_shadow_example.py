@@ -6,6 +6,8 @@ import asyncio
 import copy
 import importlib.util
 import json
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -105,3 +107,44 @@ def test_bad_fields_are_named(tmp_path: Path, change: dict[str, Any], message: s
     module = example()
     with pytest.raises(module.HistoryError, match=message.replace("(", r"\(").replace(")", r"\)")):
         module.setup("history.json", load_scenario("payment_retry") | change)
+
+
+def test_real_trajectory_files_in_any_format(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The example reads what `tracetrim compact` reads (the same reader): a SWE-agent ``.traj``, a
+    mini-swe-agent ``.traj.json``, an Anthropic request body and, with ``--all``, each item of a list of
+    tau-bench items; with no eligible tools named, every tool the history calls is judged."""
+    data = REPO / "tests" / "data" / "whole_files"
+    items = tmp_path / "tau.json"
+    items.write_text(json.dumps([json.loads((data / "task7.tau.json").read_text())] * 2))
+    out = tmp_path / "records.jsonl"
+    paths = [str(data / name) for name in ("fix.traj", "run.v1.traj.json", "request.anthropic.json")]
+    asyncio.run(example().main(out, paths))
+    printed = capsys.readouterr()
+    asyncio.run(example().main(out, [str(items)], every=True))  # --all, as for `tracetrim compact`
+    found = read_audit(out.read_text().splitlines())
+    assert not found.junk and not found.followups  # no labels in these formats
+    sessions = [(record.scope or {}).get("session_id") for record in found.records]
+    assert sessions == ["fix.traj", "run.v1.traj", "request.anthropic", "tau-0", "tau-1"]
+    tools = [sorted({pair.tool for pair in record.pairs or ()}) for record in found.records]
+    assert tools[0] == ["cat", "grep", "ls", "python", "submit"] and tools[1] == ["bash"]
+    assert tools[3] == ["get_order_details"]
+    assert "3 histories from 3 files read as anthropic (1), mini-swe-agent (1), swe-agent (1)" in printed.err
+
+
+def test_help_and_a_list_without_all(tmp_path: Path) -> None:
+    script = str(REPO / "examples" / "shadow_audit.py")
+    done = subprocess.run([sys.executable, script, "--help"], capture_output=True, text=True, check=False)
+    assert (
+        done.returncode == 0 and "usage: shadow_audit.py" in done.stdout and "--eligible-tools" in done.stdout
+    )
+    items = tmp_path / "tau.json"
+    items.write_text(
+        json.dumps([json.loads((REPO / "tests/data/whole_files/task7.tau.json").read_text())] * 2)
+    )
+    done = subprocess.run(
+        [sys.executable, script, str(tmp_path / "r.jsonl"), str(items)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2 and "--item N (0..1)" in done.stderr and "Traceback" not in done.stderr

@@ -19,6 +19,12 @@ messages it writes)."""
 RECALL_TOOL_NAME = "recall_tool_result"
 """The tool an agent calls to get an archived result back by call id; the markers point to it."""
 
+PROSE_ACTION_KEY = "tracetrim.prose_action"
+"""The ``metadata`` key (value true) of a tool_call block whose call lives in the assistant's own text, as
+a text-protocol agent's command does (SWE-agent, mini-swe-agent): removing the call would leave the
+command in what the agent said with no output after it, so a drop keeps the call and leaves a stub
+result (`is_prose_action`)."""
+
 SHORTENED_ACTION = "drop_result"
 """``metadata.tracetrim.action`` of a tool result cut down to an excerpt."""
 
@@ -222,3 +228,14 @@ def tombstone_call_id(block: Mapping[str, Any]) -> str | None:
         return str(mark["call_id"])
     found = _TOMBSTONE.match(str(block.get("text", "")))
     return found.group("call_id") if found else None
+
+
+def is_prose_action(block: Mapping[str, Any]) -> bool:
+    """True for a tool_call a format reader found in the assistant's prose (`PROSE_ACTION_KEY`)."""
+    metadata = block.get("metadata")
+    return isinstance(metadata, Mapping) and metadata.get(PROSE_ACTION_KEY) is True
+
+
+def prose_action_metadata() -> dict[str, Any]:
+    """The ``metadata`` a reader puts on a tool_call it synthesised from the assistant's prose."""
+    return {PROSE_ACTION_KEY: True}

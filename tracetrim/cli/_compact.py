@@ -1,4 +1,4 @@
-"""`tracetrim compact`: plan one or many histories and write the proposal (or result) as JSON."""
+"""`tracetrim compact`: plan one or many histories; write each result document, or the whole history file."""
 
 from __future__ import annotations
 
@@ -15,12 +15,13 @@ from tracetrim.archive import close_archive
 from tracetrim.cli._archive_args import add_archive_arguments, archive_failures, open_scoped_archive
 from tracetrim.cli._errors import CliError
 from tracetrim.cli._formats import add_format_arguments, as_owned, default_tools, from_neutral, to_neutral
-from tracetrim.cli._input import HistoryFile, read_histories
+from tracetrim.cli._input import HistoryFile, announce_formats, read_histories
 from tracetrim.cli._model_options import add_model_arguments, model_from_args
 from tracetrim.cli._records import add_records_argument, records_observer
 from tracetrim.cli._settings import add_config_arguments, build_config
 from tracetrim.cli._summary import RunSummary
-from tracetrim.compactor import CompactionRequest, Compactor, ExecutionOptions, Mode, Outcome
+from tracetrim.cli._whole import default_name, render, whole_file
+from tracetrim.compactor import CompactionRequest, Compactor, ExecutionOptions, Mode, Outcome, Reason
 from tracetrim.decision import DecisionModel
 from tracetrim.formats._common import ValidatedHistory
 
@@ -49,11 +50,27 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--budget", type=float, default=30.0, metavar="S", help="deadline for decisions, seconds"
     )
-    parser.add_argument("--output-dir", metavar="DIR", help="write one JSON result per history here")
+    parser.add_argument(
+        "--output-dir",
+        metavar="DIR",
+        help="write one output per history here, named after its input (run.v1.json stays run.v1.json)",
+    )
+    parser.add_argument(
+        "--emit",
+        choices=EMITS,
+        default="result",
+        help="result (default): the result document (status, decisions, stats, messages in the file's "
+        "format, its source); history: the whole file in its own shape, every other key kept, holding the "
+        "messages to continue with (ENFORCE's adopted history, else the original)",
+    )
     add_records_argument(parser)
     add_config_arguments(parser)
     add_model_arguments(parser)
     parser.set_defaults(handler=run)
+
+
+EMITS = ("result", "history")
+"""What ``--emit`` writes per history: the result document, or the history itself as the whole file."""
 
 
 def result_document(outcome: Outcome, sent: list[Any]) -> dict[str, Any]:
@@ -77,8 +94,9 @@ def result_document(outcome: Outcome, sent: list[Any]) -> dict[str, Any]:
 def in_format(document: dict[str, Any], history: HistoryFile) -> dict[str, Any]:
     """The document with its histories in the input's format (``messages`` keeps Anthropic's ``system``).
 
-    Unless ``changed``, ``messages`` is the history as the file has it: nothing to convert back."""
-    out: dict[str, Any] = {"format": history.format}
+    Unless ``changed``, ``messages`` is the history as the file has it: nothing to convert back.
+    ``source`` names the input (``runs/a.json``, ``tau.json[3]``, ``stdin``)."""
+    out: dict[str, Any] = {"format": history.format, "source": history.source}
     for key, value in document.items():
         if key == "messages" and not document.get("changed"):
             out["messages"] = history.messages
@@ -132,7 +150,7 @@ async def _compact_one(
                 await close_archive(archive)
             except archive_failures():
                 pass  # the plan already reported any archive failure in its outcome
-    return in_format(result_document(outcome, messages), history), outcome
+    return result_document(outcome, messages), outcome
 
 
 def _called_tools(messages: list[Any]) -> tuple[str, ...]:
@@ -158,8 +176,48 @@ def _progress(done: int, total: int) -> None:
 def _histories(args: argparse.Namespace) -> list[HistoryFile]:
     histories: list[HistoryFile] = []
     for source in args.files:
-        histories.extend(read_histories(source, args.format, item=args.item, every=args.every))
+        found = read_histories(source, args.format, item=args.item, every=args.every, announce=False)
+        histories.extend(found)
+    if args.format == "auto":
+        announce_formats(histories)  # one line for the run: 200 files are not 200 lines of stderr
     return histories
+
+
+def _output(args: argparse.Namespace, document: dict[str, Any], history: HistoryFile) -> tuple[str, str]:
+    """What to write for one history and the file name it gets in ``--output-dir``."""
+    if args.emit == "history":
+        return render(whole_file(document, history)), default_name(history)
+    name = history.file_name
+    text = json.dumps(in_format(document, history), ensure_ascii=False, indent=2) + "\n"
+    return text, name if name.endswith(".json") else f"{name}.json"
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    """``name``, or ``name`` with ``-2``, ``-3``... before its suffixes when an earlier input took it
+    (a/x.json and b/x.json must not overwrite each other)."""
+    stem, dot, suffixes = name.partition(".")
+    candidate, n = name, 1
+    while candidate in taken:
+        n += 1
+        candidate = f"{stem}-{n}{dot}{suffixes}"
+    taken.add(candidate)
+    return candidate
+
+
+def _archive_failures(failed: list[tuple[str, str]], total: int) -> None:
+    """One stderr line when ENFORCE could not archive: the original was kept, and why."""
+    if not failed:
+        return
+    source, detail = failed[0]
+    if total == 1:
+        where = f"{source}: "
+        others = ""
+    else:
+        where = ""
+        others = f" for {len(failed)} of {total} histories (first: {source})"
+    print(
+        f"tracetrim: {where}ENFORCE kept the original, the archive failed{others}: {detail}", file=sys.stderr
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -180,22 +238,28 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(f"--output-dir {out_dir}: {exc.strerror or exc}") from None
     summary = RunSummary()
     names: set[str] = set()
+    failed: list[tuple[str, str]] = []
     # A bar redrawn with carriage returns is for a terminal; in a log or a pipe it is 200 lines of noise.
     show_progress = sys.stderr.isatty()
-    for done, history in enumerate(histories, start=1):
-        document, outcome = asyncio.run(_compact_one(args, history, model))
-        summary.add(outcome)
-        text = json.dumps(document, ensure_ascii=False, indent=2)
-        if out_dir is None:
-            print(text)
-            continue
-        name = history.stem
-        while name in names:  # two inputs with one stem (a/x.json, b/x.json) must not overwrite
-            name += "_"
-        names.add(name)
-        (out_dir / f"{name}.json").write_text(text + "\n", encoding="utf-8")
-        if show_progress:
-            _progress(done, len(histories))
+    try:
+        for done, history in enumerate(histories, start=1):
+            document, outcome = asyncio.run(_compact_one(args, history, model))
+            summary.add(outcome)
+            if outcome.reason == Reason.ARCHIVE_ERROR:
+                failed.append((history.source, outcome.detail))
+            text, name = _output(args, document, history)
+            if out_dir is None:
+                sys.stdout.write(text)
+                continue
+            path = out_dir / _unique(name, names)
+            try:
+                path.write_text(text, encoding="utf-8")
+            except OSError as exc:
+                raise CliError(f"cannot write {path}: {exc.strerror or exc}") from None
+            if show_progress:
+                _progress(done, len(histories))
+    finally:  # a later history's mistake must not hide that earlier ones kept their originals
+        _archive_failures(failed, len(histories))
     if len(histories) > 1:
         print(summary.line())
     return 1 if summary.errors else 0

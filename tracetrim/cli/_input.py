@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import json
+import re
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +19,19 @@ from tracetrim.formats import (
     FormatError,
     TrajectoryListError,
     detect_format,
+    parse_history_text,
+    trajectory_items,
     trajectory_list,
 )
+
+_ITEM = re.compile(r"(.*)\[(\d+)\]", re.DOTALL)
+"""How `_chosen` names item N of a list of trajectories: ``FILE[N]``."""
+
+
+def _split_item(source: str) -> tuple[str, str]:
+    """``FILE[N]`` as ``(FILE, N)``; any other source as ``(source, "")``."""
+    found = _ITEM.fullmatch(source)
+    return (found.group(1), found.group(2)) if found else (source, "")
 
 
 @attrs.frozen
@@ -32,6 +44,9 @@ class HistoryFile:
     messages: list[Any]
     format: str = "neutral"
     fields: dict[str, Any] = attrs.field(factory=dict)
+    document: Any = None
+    """The JSON value this history was read from (the file, or its item of a list), for writing it back
+    whole; None when the history was not read from a file."""
     goal: str = ""
     next_action: str = ""
     eligible_tools: tuple[str, ...] = ()
@@ -40,11 +55,15 @@ class HistoryFile:
     options: CompactorConfig | None = None
 
     @property
-    def stem(self) -> str:
-        """A name for this history's output file: the file's stem, ``-N`` for an item of a list."""
-        base, _, item = self.source.partition("[")
-        name = "stdin" if base == "stdin" else Path(base).name.split(".")[0]
-        return f"{name}-{item.rstrip(']')}" if item else name
+    def file_name(self) -> str:
+        """The input's whole file name (``run.v1.traj.json``, not ``run``), with ``-N`` before its last
+        suffix for item N of a list (``tau.json[3]``: ``tau-3.json``); ``stdin`` for stdin."""
+        base, item = _split_item(self.source)
+        name = Path(base).name or base
+        if not item:
+            return name
+        stem, dot, suffix = name.rpartition(".")
+        return f"{stem}-{item}.{suffix}" if dot and stem else f"{name}-{item}"
 
 
 def _load(source: str) -> tuple[str, Any]:
@@ -56,15 +75,15 @@ def _load(source: str) -> tuple[str, Any]:
         raise CliError(f"{source}: cannot read ({exc})") from None
     name = "stdin" if source == "-" else source
     try:
-        return name, json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CliError(f"{name}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+        return name, parse_history_text(text)
+    except FormatError as exc:
+        raise CliError(f"{name}: {exc}") from None
 
 
 def _history(name: str, data: Any, fmt: str) -> HistoryFile:
     key = HISTORY_FORMATS[fmt].messages_key
     if isinstance(data, list):
-        return HistoryFile(name, data, fmt)
+        return HistoryFile(name, data, fmt, document=data)
     if not isinstance(data, dict) or not isinstance(data.get(key), list):
         raise CliError(f"{name}: expected a list of {fmt} messages or an object with a {key!r} list")
     try:
@@ -76,6 +95,7 @@ def _history(name: str, data: Any, fmt: str) -> HistoryFile:
         data[key],
         fmt,
         fields={k: v for k, v in data.items() if k != key and k not in REQUEST_FIELDS},
+        document=data,
         goal=request.goal or "",
         next_action=request.next_action or "",
         eligible_tools=request.eligible_tool_names or (),
@@ -92,13 +112,14 @@ def _chosen(name: str, data: Any, item: int | None, every: bool) -> list[tuple[s
         if item is not None or every:
             raise CliError(f"{name}: --item and --all pick from a list of trajectories; this is one history")
         return [(name, data)]
+    items = trajectory_items(data)  # a tau2 results file holds its trajectories under 'simulations'
     if every:
-        return [(f"{name}[{n}]", entry) for n, entry in enumerate(data)]
+        return [(f"{name}[{n}]", entry) for n, entry in enumerate(items)]
     if item is None:
-        raise CliError(f"{name}: {TrajectoryListError(len(data), kind)}")
-    if not 0 <= item < len(data):
-        raise CliError(f"{name}: --item {item} is out of range: the file holds {len(data)} trajectories")
-    return [(f"{name}[{item}]", data[item])]
+        raise CliError(f"{name}: {TrajectoryListError(len(items), kind)}")
+    if not 0 <= item < len(items):
+        raise CliError(f"{name}: --item {item} is out of range: the file holds {len(items)} trajectories")
+    return [(f"{name}[{item}]", items[item])]
 
 
 def read_histories(
@@ -119,10 +140,29 @@ def read_histories(
             except FormatError as exc:
                 raise CliError(f"{label}: cannot tell the format ({exc}); pass --format") from None
         out.append(_history(label, entry, chosen))
-    if announce and fmt == "auto" and out:
-        found = sorted({h.format for h in out})
-        print(f"tracetrim: {name}: read as {', '.join(found)} (--format auto)", file=sys.stderr)
+    if announce and fmt == "auto":
+        announce_formats(out)
     return out
+
+
+def announce_formats(histories: Sequence[HistoryFile]) -> None:
+    """Say on stderr, in one line for the whole run, which formats auto-detection read: ``x.json: read
+    as openai``, or ``12 histories from 3 files read as openai (9), swe-agent (3)``."""
+    if not histories:
+        return
+    counts: dict[str, int] = {}
+    for history in histories:
+        counts[history.format] = counts.get(history.format, 0) + 1
+    files = {_split_item(h.source)[0] for h in histories}
+    if len(histories) == 1:
+        where = f"{histories[0].source}: read as"
+    else:
+        where = f"{len(histories)} histories from {len(files)} file{'s' * (len(files) > 1)} read as"
+    if len(counts) == 1:
+        found = next(iter(counts))
+    else:
+        found = ", ".join(f"{fmt} ({n})" for fmt, n in sorted(counts.items()))
+    print(f"tracetrim: {where} {found} (--format auto)", file=sys.stderr)
 
 
 def read_history(source: str, fmt: str = "neutral") -> HistoryFile:

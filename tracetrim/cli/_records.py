@@ -9,13 +9,24 @@ from typing import Any
 
 from tracetrim.cli._errors import CliError
 
+RECORD_DETAILS = {"numbers": (False, False), "pairs": (True, False), "content": (True, True)}
+"""``--record-detail`` choices as `JsonLinesObserver`'s ``(pairs, content)``."""
+
 
 def add_records_argument(parser: argparse.ArgumentParser) -> None:
-    """Add ``--records FILE``."""
+    """Add ``--records FILE`` and ``--record-detail``."""
     parser.add_argument(
         "--records",
         metavar="FILE",
-        help="append one JSON line per plan (its Record) to FILE, for `tracetrim audit`",
+        help="append one JSON line per plan (its Record) to FILE, for `tracetrim audit` (--html too)",
+    )
+    parser.add_argument(
+        "--record-detail",
+        choices=tuple(RECORD_DETAILS),
+        default="pairs",
+        help="what each record carries: numbers (the plan's stats only), pairs (default: also each "
+        "pair's tool, action, probabilities and sizes, what `audit --html` charts; no content) or "
+        "content (also each pair's call input and result text)",
     )
 
 
@@ -31,4 +42,5 @@ def records_observer(args: argparse.Namespace) -> Callable[[Any], object] | None
             pass  # fail now, not silently inside the observer (the planner swallows observer errors)
     except OSError as exc:
         raise CliError(f"--records {path}: cannot write ({exc.strerror or exc})") from None
-    return tracetrim.JsonLinesObserver(path)
+    pairs, content = RECORD_DETAILS[getattr(args, "record_detail", "pairs")]
+    return tracetrim.JsonLinesObserver(path, pairs=pairs, content=content)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import attrs
 
@@ -15,6 +15,7 @@ from tracetrim.compactor._actions import choose_actions
 from tracetrim.compactor._asking import judge
 from tracetrim.compactor._budget import rebuilt_tokens, rewrite_tokens, token_counts
 from tracetrim.compactor._config import CompactorConfig, ExecutionOptions, Mode
+from tracetrim.compactor._eligibility import no_candidates_detail
 from tracetrim.compactor._flow import pair_decisions, rebuilt_length, with_reduction
 from tracetrim.compactor._outcome import Action, Outcome, Plan, PlanStats, Reason, Status
 from tracetrim.compactor._pairs import Pair, find_pairs, protected_messages
@@ -77,6 +78,15 @@ class Compactor(Strategy):
         twin.config = attrs.evolve(self.config, trigger_tokens=trigger_tokens, target_tokens=target_tokens)
         return twin
 
+    def with_eligible_tools(self, names: Collection[str]) -> Compactor:
+        """Itself when its config already opts in every one of ``names``, else a copy whose
+        ``eligible_tools`` adds them (an adapter's ``eligible_read_only``; the original is not changed)."""
+        if not set(names) - self.config.eligible_tools:
+            return self
+        twin = copy.copy(self)
+        twin.config = attrs.evolve(self.config, eligible_tools=self.config.eligible_tools | set(names))
+        return twin
+
     @property
     def max_transcript_chars(self) -> int:
         """``config.max_transcript_chars``: larger histories are SKIPPED."""
@@ -121,9 +131,8 @@ class Compactor(Strategy):
             detail = f"the history holds {tokens:,} tokens; trigger_tokens is {config.trigger_tokens:,}"
             return _skipped(Reason.BELOW_TRIGGER, detail, transcript, pairs, kept, base)
         if not candidates:
-            return _skipped(
-                Reason.NO_CANDIDATES, "no pair is eligible for compaction", transcript, pairs, {}, base
-            )
+            detail = no_candidates_detail(pairs, config.eligible_tools)
+            return _skipped(Reason.NO_CANDIDATES, detail, transcript, pairs, {}, base)
 
         judged = await judge(
             self.model,

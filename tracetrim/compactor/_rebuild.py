@@ -9,7 +9,7 @@ from typing import Any
 import attrs
 
 from tracetrim._json import canonical_length
-from tracetrim._marker import MARKER_KEY, shortened_mark, shortened_note, tombstone_block
+from tracetrim._marker import MARKER_KEY, is_prose_action, shortened_mark, shortened_note, tombstone_block
 from tracetrim._snapshot import Block, Message
 from tracetrim.compactor._excerpt import Salience, excerpt, excerpt_shorter_than
 from tracetrim.compactor._outcome import Action
@@ -116,6 +116,14 @@ def _pointer_block(block: Block, pair: Pair, ref: str, later: str) -> Block | No
     return _with_output(block, text, pair, ref) if len(text) < len(pair.result_text) else None
 
 
+def _stub_block(block: Block, pair: Pair, ref: str) -> Block | None:
+    """A dropped prose action's result: the note alone, saying what went and how to recall it (None when
+    that is not shorter). The call stays: its command is part of what the agent said."""
+    assert pair.result_text is not None
+    text = shortened_note(pair.tool, pair.call_id, pair.result_chars, 0, ref)
+    return _with_output(block, text, pair, ref) if len(text) < len(pair.result_text) else None
+
+
 def _with_output(block: Block, text: str, pair: Pair, ref: str) -> Block:
     new = dict(block)
     new["output"] = text if isinstance(block["output"], str) else [{"type": "text", "text": text}]
@@ -141,7 +149,9 @@ def rebuild(
     (`tracetrim.compactor._repeats`): that result becomes a note pointing there instead of an excerpt.
 
     With ``tombstones`` a dropped call leaves a one-line text block where it stood
-    (`tracetrim._marker.tombstone_block`: tool, a gist of the input, call id, how to recall it).
+    (`tracetrim._marker.tombstone_block`: tool, a gist of the input, call id, how to recall it). A call
+    in the assistant's prose (`tracetrim._marker.is_prose_action`) is never removed: dropping it leaves
+    the call and a stub result that says what went and how to recall it.
     """
     replaced: dict[tuple[int, int], Block | None] = {}
     applied: dict[str, tuple[Action, str]] = {}
@@ -150,6 +160,19 @@ def rebuild(
         action, reason = actions.get(pair.key, (Action.KEEP, pair.reason))
         if action is Action.KEEP or pair.call_at is None or pair.result_at is None:
             applied[pair.key] = (Action.KEEP, reason)
+            continue
+        if action is Action.DROP_CALL and is_prose_action(
+            messages[pair.call_at[0]]["content"][pair.call_at[1]]
+        ):
+            stub = _stub_block(messages[pair.result_at[0]]["content"][pair.result_at[1]], pair, archive_ref)
+            if stub is None:
+                applied[pair.key] = (Action.KEEP, "already_short")
+                continue
+            replaced[pair.result_at] = stub
+            applied[pair.key] = (action, reason)
+            chars_after[pair.key] = block_chars(
+                messages[pair.call_at[0]]["content"][pair.call_at[1]]
+            ) + block_chars(stub)
             continue
         if action is Action.DROP_CALL:
             stone = tombstone_block(pair.tool, pair.call_id, pair.input, archive_ref) if tombstones else None

@@ -2,13 +2,19 @@
 
 from tracetrim._public import publish
 from tracetrim.formats._anthropic import from_anthropic, to_anthropic
+from tracetrim.formats._atif import from_atif, to_atif
+from tracetrim.formats._claude_code import from_claude_code, to_claude_code
+from tracetrim.formats._codex import from_codex, to_codex
+from tracetrim.formats._file import dump_jsonl, parse_history_text
 from tracetrim.formats._langchain import from_langchain, to_langchain
 from tracetrim.formats._langchain_json import from_langchain_json, to_langchain_json
 from tracetrim.formats._mini_swe_agent import from_mini_swe_agent, load_mini_swe_agent_traj, to_mini_swe_agent
 from tracetrim.formats._openai_chat import from_openai_chat, to_openai_chat
 from tracetrim.formats._openai_responses import from_openai_responses, to_openai_responses
+from tracetrim.formats._openhands import from_openhands, to_openhands
 from tracetrim.formats._pydantic_ai import from_pydantic_ai, to_pydantic_ai
 from tracetrim.formats._readers import MESSAGES_KEY, READERS
+from tracetrim.formats._shape import JsonLines
 from tracetrim.formats._swe_agent import from_swe_agent_history, load_swe_agent_traj, to_swe_agent_history
 from tracetrim.formats._table import (
     HISTORY_FORMATS,
@@ -18,8 +24,10 @@ from tracetrim.formats._table import (
     detect_format,
     detect_messages,
     history_format,
+    trajectory_items,
     trajectory_list,
 )
+from tracetrim.formats._tau2 import from_tau2, to_tau2
 
 __all__ = [
     "HISTORY_FORMATS",
@@ -27,28 +35,42 @@ __all__ = [
     "READERS",
     "FormatError",
     "HistoryFormat",
+    "JsonLines",
     "TrajectoryListError",
     "detect_format",
     "detect_messages",
+    "dump_jsonl",
     "from_anthropic",
+    "from_atif",
+    "from_claude_code",
+    "from_codex",
     "from_langchain",
     "from_langchain_json",
     "from_mini_swe_agent",
     "from_openai_chat",
     "from_openai_responses",
+    "from_openhands",
     "from_pydantic_ai",
     "from_swe_agent_history",
+    "from_tau2",
     "history_format",
     "load_mini_swe_agent_traj",
     "load_swe_agent_traj",
+    "parse_history_text",
     "to_anthropic",
+    "to_atif",
+    "to_claude_code",
+    "to_codex",
     "to_langchain",
     "to_langchain_json",
     "to_mini_swe_agent",
     "to_openai_chat",
     "to_openai_responses",
+    "to_openhands",
     "to_pydantic_ai",
     "to_swe_agent_history",
+    "to_tau2",
+    "trajectory_items",
     "trajectory_list",
 ]
 

@@ -15,6 +15,7 @@ from tracetrim.formats._common import (
     is_raw,
     mark_pending,
     message_id,
+    meta_key,
     neutral_input,
     parse_input,
     raw_block,
@@ -25,6 +26,9 @@ from tracetrim.formats._common import (
 )
 
 FORMAT = "anthropic"
+BLOCK_EXTRAS = meta_key(FORMAT)
+"""The key on a neutral block holding the fields of its Anthropic block the neutral form has no place for
+(``cache_control``, ``citations``, ``is_error``): they travel with the block, and go when it goes."""
 _ERROR_STATES = frozenset({"error", "interrupted", "denied"})
 _MAPPED = {
     "text": ("type", "text"),
@@ -137,14 +141,12 @@ def from_anthropic(messages: Sequence[Any], *, system: str | Sequence[Any] | Non
             blocks = [{"type": "text", "text": content}] if content else []
         elif isinstance(content, list):
             blocks = []
-            block_extras: dict[str, Any] = {}
             for j, part in enumerate(content):
                 block, extra = _block_from(part, i, j, names)
                 if extra:
-                    block_extras[str(j)] = {"type": block["type"], **extra}
+                    # on the block itself, so a cache_control breakpoint stays on its block after a drop
+                    block[BLOCK_EXTRAS] = extra
                 blocks.append(block)
-            if block_extras:
-                meta["blocks"] = block_extras
         else:
             raise SnapshotError("content must be a string or a list of blocks", message=i, field="content")
         neutral_role = role
@@ -207,10 +209,11 @@ def _part(block: Block, i: int, j: int) -> dict[str, Any]:
     raise unsupported("Anthropic messages", block, i, j)
 
 
-def _apply_extras(part: dict[str, Any], block: Block, recorded: dict[str, Any] | None) -> dict[str, Any]:
-    if not recorded or recorded.get("type") != block["type"]:
+def _apply_extras(part: dict[str, Any], block: Block) -> dict[str, Any]:
+    recorded = block.get(BLOCK_EXTRAS)
+    if not isinstance(recorded, dict) or not recorded:
         return part
-    extra = {k: copy.deepcopy(v) for k, v in recorded.items() if k not in ("type", "no_content")}
+    extra = {k: copy.deepcopy(v) for k, v in recorded.items() if k != "no_content"}
     if part["type"] == "tool_result":
         if recorded.get("no_content") and part["content"] == "":
             del part["content"]
@@ -256,14 +259,13 @@ def to_anthropic(messages: Sequence[Any]) -> dict[str, Any]:
                 "Anthropic messages carry system text only before the first message", message=i, field="role"
             )
         meta = format_meta(message, FORMAT)
-        recorded = meta.get("blocks", {})
         pieces: list[tuple[str, list[dict[str, Any]]]] = []
         for j, block in enumerate(message["content"]):
             if block["type"] == "tool_call" and message["role"] != "assistant":
                 raise SnapshotError(
                     "only assistant messages can hold tool calls", message=i, block=j, field="type"
                 )
-            part = _apply_extras(_part(block, i, j), block, recorded.get(str(j)))
+            part = _apply_extras(_part(block, i, j), block)
             if meta.get("role") == "user" or message["role"] == "user" or block["type"] == "tool_result":
                 role = "user"
             else:

@@ -95,6 +95,20 @@ def _model_dump(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON-serialisable")
 
 
+_CALL_PARTS = frozenset({"tool_use", "tool_call", "function_call"})
+
+
+def _repeats_a_call(block: Block) -> bool:
+    """Whether a raw content part is a tool call repeated in the content (ChatAnthropic's ``tool_use``)."""
+    value = block.get("value")
+    return (
+        is_raw(block, FORMAT)
+        and isinstance(value, dict)
+        and value.get("type") in _CALL_PARTS
+        and isinstance(value.get("id"), str)
+    )
+
+
 def from_langchain(messages: Sequence[Any]) -> list[Message]:
     """Convert LangChain messages (``HumanMessage``, ``AIMessage``, ``SystemMessage``, ``ToolMessage``).
 
@@ -186,6 +200,9 @@ def from_langchain(messages: Sequence[Any]) -> list[Message]:
                 )
             if invented:
                 meta["invented_call_ids"] = invented
+            repeated = [b["value"]["id"] for b in blocks if _repeats_a_call(b) and b["value"]["id"] in names]
+            if repeated:
+                meta["call_parts"] = repeated
             neutral["content"] = blocks
         extra = _extras(message, i)
         response_metadata = extra.get("response_metadata")
@@ -242,6 +259,10 @@ def _convert(message: Message, i: int) -> list[BaseMessage]:
     texts: list[Block] = []
     calls: list[dict[str, Any]] = []
     invented = set(meta.get("invented_call_ids", []))
+    # A content part that repeats a call goes with the call: a tool_use block whose call was dropped would
+    # reach the provider with no tool_result (langchain-anthropic sends the content blocks as they are).
+    present = {b["id"] for b in message["content"] if b["type"] == "tool_call"}
+    gone = set(meta.get("call_parts", [])) - present
     started = False
 
     def next_id() -> str | None:
@@ -318,9 +339,11 @@ def _convert(message: Message, i: int) -> list[BaseMessage]:
                     "type": "tool_call",
                 }
             )
+        elif _repeats_a_call(block) and block["value"]["id"] in gone:
+            continue
         elif kind in ("text", "thinking") or is_raw(block, FORMAT):
-            if calls:
-                close()
+            # Text after calls stays in their AIMessage: a message of its own would stand between the
+            # calls and their ToolMessages (a tombstone where a dropped call stood, most often).
             texts.append(block)
         else:
             raise unsupported("LangChain messages", block, i, j)

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from tracetrim._marker import prose_action_metadata
 from tracetrim._snapshot import Block, Message, SnapshotError, text_of_output
 from tracetrim.formats._common import (
     attach_meta,
@@ -67,6 +68,7 @@ def _call_message(content: str, match: re.Match[str], i: int, meta: dict[str, An
             "name": TOOL_NAME,
             "input": json.dumps({"command": command}, ensure_ascii=False),
             "state": "finished",
+            "metadata": prose_action_metadata(),
         }
     )
     if after:

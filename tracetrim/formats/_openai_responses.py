@@ -173,6 +173,7 @@ def from_openai_responses(items: Sequence[Any]) -> list[Message]:
             flush_reasoning()
         if reasoning:
             meta["reasoning"] = copy.deepcopy(reasoning)
+            meta["precedes"] = key
             blocks = [{"type": "thinking", "thinking": _reasoning_text(r)} for r in reasoning] + blocks
             reasoning.clear()
         if extra:
@@ -228,6 +229,21 @@ def _message_item(
     return item
 
 
+def _still_follows(message: Message, meta: dict[str, Any]) -> bool:
+    """Whether the item that stored reasoning was sent before is still in ``message``.
+
+    OpenAI refuses a reasoning item without its required following item, so reasoning goes with the
+    call or reply it preceded (a drop or a tombstone leaves only the thinking behind).
+    """
+    precedes = meta.get("precedes")
+    if not isinstance(precedes, str):
+        return True
+    kind, _, call_id = precedes.partition(":")
+    if kind == "call":
+        return any(b["type"] == "tool_call" and b["id"] == call_id for b in message["content"])
+    return any(b["type"] != "thinking" for b in message["content"])
+
+
 def _convert(message: Message, i: int, seen: dict[str, int]) -> list[dict[str, Any]]:
     meta = format_meta(message, FORMAT)
     role = str(meta.get("role", message["role"]))
@@ -245,12 +261,15 @@ def _convert(message: Message, i: int, seen: dict[str, int]) -> list[dict[str, A
             texts.clear()
 
     thinking_index = 0
+    orphaned = not _still_follows(message, meta)
     for j, block in enumerate(message["content"]):
         kind = block["type"]
         if kind == "text" or is_raw(block, FORMAT):
             texts.append((j, block))
             continue
         close()
+        if kind == "thinking" and orphaned:
+            continue
         if kind == "thinking":
             if thinking_index < len(stored) and _reasoning_text(stored[thinking_index]) == block["thinking"]:
                 out.append(copy.deepcopy(stored[thinking_index]))

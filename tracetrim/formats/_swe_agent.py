@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from tracetrim._marker import prose_action_metadata
 from tracetrim._snapshot import Message, SnapshotError, text_of_output
 from tracetrim.formats._common import attach_meta, format_meta, mark_pending, neutral_input, require_dict
 from tracetrim.formats._openai_chat import FORMAT as CHAT_FORMAT
@@ -69,6 +70,7 @@ def from_swe_agent_history(history: Sequence[Any], *, synthesize_calls: bool = T
                         "name": name,
                         "input": json.dumps({"command": action}, ensure_ascii=False),
                         "state": "finished",
+                        "metadata": prose_action_metadata(),
                     }
                 )
                 pending = (call_id, name)

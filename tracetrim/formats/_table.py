@@ -11,11 +11,18 @@ import attrs
 from tracetrim._errors import TracetrimError
 from tracetrim._snapshot import Message, SnapshotError
 from tracetrim.formats._anthropic import from_anthropic, to_anthropic
+from tracetrim.formats._atif import from_atif, is_atif_step, to_atif
+from tracetrim.formats._claude_code import from_claude_code, is_claude_code_entry, to_claude_code
+from tracetrim.formats._codex import from_codex, is_codex_line, to_codex
 from tracetrim.formats._langchain_json import from_langchain_json, is_langchain_json, to_langchain_json
 from tracetrim.formats._mini_swe_agent import ACTION_REGEX, from_mini_swe_agent, to_mini_swe_agent
 from tracetrim.formats._openai_chat import from_openai_chat, to_openai_chat
 from tracetrim.formats._openai_responses import from_openai_responses, to_openai_responses
+from tracetrim.formats._openhands import from_openhands, is_openhands_event, to_openhands
+from tracetrim.formats._request_body import read_request, write_request
+from tracetrim.formats._shape import JsonLines, describe
 from tracetrim.formats._swe_agent import from_swe_agent_history, to_swe_agent_history
+from tracetrim.formats._tau2 import TAU2_BEFORE_MESSAGES, from_tau2, is_tau2_message, to_tau2
 
 _Reader = Callable[[Sequence[Any], Mapping[str, Any]], list[Message]]
 _Writer = Callable[[Sequence[Any]], dict[str, Any]]
@@ -77,6 +84,11 @@ class HistoryFormat:
         Anthropic when the history has one."""
         return self.writer(messages)
 
+    def write_document(self, messages: Sequence[Any]) -> dict[str, Any]:
+        """What `write` gives with the list under this format's ``messages_key`` (in its place): the
+        whole file object, as in ``{"model", "input", ...}`` or an ATIF trajectory."""
+        return {(self.messages_key if k == "messages" else k): v for k, v in self.write(messages).items()}
+
     def write_messages(self, messages: Sequence[Any]) -> Any:
         """What `write` gives, as one JSON value: the message list alone where that is all there is."""
         fields = self.write(messages)
@@ -85,6 +97,27 @@ class HistoryFormat:
 
 def _one_arg(read: Callable[[Sequence[Any]], list[Message]]) -> _Reader:
     return lambda messages, fields: read(messages)
+
+
+_BEFORE_MESSAGES = ("model", "max_tokens", "system", "instructions")
+"""Request fields that usually come before the message list (the place it goes back when the file's
+own place for it is not known)."""
+
+
+def _body(
+    read: _Reader, *, key: str = "messages", own: Sequence[str] = (), after: Sequence[str] = ()
+) -> _Reader:
+    """``read``, keeping a request body's (or file's) other fields (``model``, ``tools``, ...) for the
+    writer."""
+    return lambda messages, fields: read_request(messages, fields, read, key=key, own=own, after=after)
+
+
+def _body_writer(write: _Writer) -> _Writer:
+    return lambda messages: write_request(messages, write)
+
+
+def _anthropic_reader(messages: Sequence[Any], fields: Mapping[str, Any]) -> list[Message]:
+    return from_anthropic(messages, system=_check_system(fields))
 
 
 _TABLE = (
@@ -96,9 +129,9 @@ _TABLE = (
     ),
     HistoryFormat(
         "openai",
-        "OpenAI chat-completions messages (tool_calls, tool messages)",
-        _one_arg(from_openai_chat),
-        _messages_only(to_openai_chat),
+        "OpenAI chat-completions messages or request body (tool_calls, tool messages; model, tools kept)",
+        _body(_one_arg(from_openai_chat), own=("system",), after=_BEFORE_MESSAGES),
+        _body_writer(_messages_only(to_openai_chat)),
     ),
     HistoryFormat(
         "responses",
@@ -108,9 +141,9 @@ _TABLE = (
     ),
     HistoryFormat(
         "anthropic",
-        "Anthropic Messages (tool_use / tool_result blocks; a top-level system kept)",
-        lambda messages, fields: from_anthropic(messages, system=_check_system(fields)),
-        to_anthropic,
+        "Anthropic Messages or request body (tool_use / tool_result blocks; system, model, tools kept)",
+        _body(_anthropic_reader, own=("system",), after=_BEFORE_MESSAGES),
+        _body_writer(to_anthropic),
     ),
     HistoryFormat(
         "langchain",
@@ -138,6 +171,44 @@ _TABLE = (
         _one_arg(from_openai_chat),
         _messages_only(to_openai_chat),
         messages_key="traj",
+    ),
+    HistoryFormat(
+        "responses-request",
+        "an OpenAI Responses request body ({model, input: [items], ...}; every other field kept)",
+        _body(_one_arg(from_openai_responses), key="input", after=_BEFORE_MESSAGES),
+        _body_writer(_messages_only(to_openai_responses)),
+        messages_key="input",
+    ),
+    HistoryFormat(
+        "tau2",
+        "a tau2-bench simulation (simulations[N] of a results file: tool_calls with name/arguments)",
+        _body(_one_arg(from_tau2), after=TAU2_BEFORE_MESSAGES),
+        _body_writer(_messages_only(to_tau2)),
+    ),
+    HistoryFormat(
+        "claude-code",
+        "a Claude Code session JSONL (after its last compact_boundary; other entries kept in place)",
+        _one_arg(from_claude_code),
+        _messages_only(to_claude_code),
+    ),
+    HistoryFormat(
+        "codex",
+        "an OpenAI Codex CLI rollout JSONL (response_item lines after its last compacted line)",
+        _one_arg(from_codex),
+        _messages_only(to_codex),
+    ),
+    HistoryFormat(
+        "openhands",
+        "an OpenHands SDK event list (ActionEvent / ObservationEvent / MessageEvent ...)",
+        _one_arg(from_openhands),
+        _messages_only(to_openhands),
+    ),
+    HistoryFormat(
+        "atif",
+        "an ATIF trajectory (Harbor's agent trajectory format: steps with tool_calls and observations)",
+        lambda steps, fields: from_atif(steps, fields),
+        to_atif,
+        messages_key="steps",
     ),
 )
 
@@ -197,14 +268,18 @@ def detect_messages(messages: Sequence[Any]) -> str:
         return "langchain"
     if any(m.get("type") in _RESPONSES_TYPES for m in items):
         return "responses"
+    if any(is_tau2_message(m) for m in items):
+        return "tau2"
     if any(m.get("role") == "tool" or "tool_calls" in m for m in items):
         return "openai"
     blocks = _blocks(items)
     kinds = {b.get("type") for b in blocks}
     if kinds & _ANTHROPIC_BLOCKS or any("tool_use_id" in b for b in blocks):
         return "anthropic"
-    if kinds & _NEUTRAL_BLOCKS:
+    if kinds & _NEUTRAL_BLOCKS - {"thinking"}:
         return "neutral"
+    if "thinking" in kinds:  # both have thinking blocks; neutral messages carry ids, Anthropic's do not
+        return "neutral" if all("id" in m for m in items) else "anthropic"
     if _is_mini_swe_agent(items):
         return "mini-swe-agent"
     if any(isinstance(m.get("content"), str) or m.get("role") in _CHAT_ONLY_ROLES for m in items):
@@ -215,12 +290,53 @@ def detect_messages(messages: Sequence[Any]) -> str:
     return "neutral" if all("id" in m for m in items) else "anthropic"
 
 
+def _whole_list(data: Sequence[Any]) -> str | None:
+    """The format of a list that is a whole file of entries or events rather than messages."""
+    items = [item for item in data if isinstance(item, dict)]
+    if not items or len(items) != len(data):
+        return None
+    if all(is_codex_line(item) for item in items):
+        return "codex"
+    if all(is_openhands_event(item) for item in items):
+        return "openhands"
+    if all(is_atif_step(item) for item in items):
+        return "atif"
+    if any(is_claude_code_entry(item) for item in items) and not any("role" in item for item in items):
+        return "claude-code"
+    return None
+
+
+def _unsupported(data: Any) -> FormatError:
+    return FormatError(
+        f"{describe(data)}: not a history format tracetrim reads ({', '.join(HISTORY_FORMATS)})"
+    )
+
+
+def _simulations(data: Any) -> list[Any] | None:
+    """The simulations of a tau2-bench results file (``{"info", "tasks", "simulations"}``), else None."""
+    if not isinstance(data, dict) or not isinstance(data.get("simulations"), list) or "messages" in data:
+        return None
+    simulations: list[Any] = data["simulations"]
+    return simulations
+
+
+def trajectory_items(data: Any) -> list[Any]:
+    """The trajectories of a file that holds several (`trajectory_list` names their format): the list
+    itself, or a tau2-bench results file's ``simulations``."""
+    simulations = _simulations(data)
+    if simulations is not None:
+        return simulations
+    return list(data) if isinstance(data, list) else [data]
+
+
 def _trajectory_kind(item: Any) -> str | None:
     """The format of one item of a list, when the item is a whole trajectory rather than a message."""
     if not isinstance(item, dict) or "role" in item or is_langchain_json(item):
         return None
     if isinstance(item.get("traj"), list):
         return "tau-bench"
+    if isinstance(item.get("messages"), list) and "task_id" in item:
+        return "tau2"
     if isinstance(item.get("history"), list):
         return "swe-agent"
     if isinstance(item.get("messages"), list):
@@ -229,8 +345,12 @@ def _trajectory_kind(item: Any) -> str | None:
 
 
 def trajectory_list(data: Any) -> str | None:
-    """The format of each trajectory when ``data`` is a list of whole trajectories, else None."""
-    if not isinstance(data, list) or not data:
+    """The format of each trajectory when ``data`` is a list of whole trajectories (or a tau2-bench
+    results file, `trajectory_items`), else None."""
+    simulations = _simulations(data)
+    if simulations is not None:
+        data = simulations
+    if not isinstance(data, list) or isinstance(data, JsonLines) or not data:
         return None
     kinds = {_trajectory_kind(item) for item in data}
     if None in kinds or len(kinds) != 1:
@@ -238,29 +358,59 @@ def trajectory_list(data: Any) -> str | None:
     return kinds.pop()
 
 
+def _chat_only(messages: Sequence[Any]) -> bool:
+    """Whether a message list holds what only chat-completions has: system/tool roles, ``tool_calls``."""
+    return any(
+        isinstance(m, dict) and (m.get("role") in (*_CHAT_ONLY_ROLES, "tool") or "tool_calls" in m)
+        for m in messages
+    )
+
+
 def detect_format(data: Any) -> str:
     """The format of a parsed history file (a message list or an object holding one), told by shape.
 
     A SWE-agent ``.traj`` has ``history``; a tau-bench item ``traj``; a mini-swe-agent file string
-    messages with bash blocks; a top-level ``system`` beside ``messages`` means Anthropic. A bare list
-    is told by its messages (`detect_messages`). A list of whole trajectories raises
-    `TrajectoryListError`, since one history is wanted.
+    messages with bash blocks; a top-level ``system`` beside ``messages`` means Anthropic; ``input``
+    without ``messages`` a Responses request; ``steps`` with ``schema_version`` ATIF; ``task_id``
+    beside ``messages`` a tau2 simulation. A list of Codex rollout lines, OpenHands events, ATIF
+    steps or Claude Code entries is told by those shapes (which stay when compaction drops every
+    tool pair); any other list by its messages (`detect_messages`). A list of whole trajectories (or
+    a tau2 results file) raises `TrajectoryListError`, since one history is wanted. What no format
+    reads raises `FormatError` saying what it looks like and what is supported.
     """
     kind = trajectory_list(data)
     if kind is not None:
-        raise TrajectoryListError(len(data), kind)
+        raise TrajectoryListError(len(trajectory_items(data)), kind)
     if isinstance(data, dict):
         if isinstance(data.get("history"), list):
             return "swe-agent"
         if isinstance(data.get("traj"), list):
             return "tau-bench"
+        if isinstance(data.get("steps"), list) and (
+            "schema_version" in data or isinstance(data.get("agent"), dict)
+        ):
+            return "atif"
         messages = data.get("messages")
+        if not isinstance(messages, list) and isinstance(data.get("input"), list):
+            return "responses-request"
+        if "messages" in data and not isinstance(messages, list):
+            raise FormatError(f"expected a list of messages under 'messages', got {type(messages).__name__}")
         if not isinstance(messages, list):
-            raise FormatError("expected a list of messages or an object with 'messages', 'history' or 'traj'")
+            raise _unsupported(data)
+        if "task_id" in data or any(is_tau2_message(m) for m in messages):
+            return "tau2"
         found = detect_messages(messages)
         if "system" in data and found in ("neutral", "openai"):
             return "anthropic" if found == "openai" or not all("id" in m for m in messages) else found
+        if found == "openai" and "max_tokens" in data and not _chat_only(messages):
+            # Anthropic requires max_tokens; a chat request that has it is told by its roles and calls
+            return "anthropic"
         return found
     if isinstance(data, list):
+        whole = _whole_list(data)
+        if whole is not None:
+            return whole
+        if isinstance(data, JsonLines):
+            raise _unsupported(data)
         return detect_messages(data)
-    raise FormatError(f"expected a JSON list or object, got {type(data).__name__}")
+    raise _unsupported(data)

@@ -14,6 +14,7 @@ from typing import Any
 
 from tracetrim._public import publish
 from tracetrim.harness_adapter._markers import restore_markers
+from tracetrim.harness_adapter._read_only import declares_read_only, read_only_tools
 from tracetrim.harness_adapter._run import AdapterResult, compact_history
 from tracetrim.harness_adapter._strategy import CompactionStrategy, PlanningStrategy
 
@@ -31,6 +32,8 @@ __all__ = [
     "CompactionStrategy",
     "PlanningStrategy",
     "compact_history",
+    "declares_read_only",
+    "read_only_tools",
     "restore_markers",
     *_LAZY,
 ]

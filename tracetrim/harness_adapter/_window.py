@@ -10,7 +10,7 @@ adapter plans as before.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Literal, TypeAlias, TypedDict
 
 import attrs
@@ -18,6 +18,7 @@ import attrs
 from tracetrim._scope import Scope
 from tracetrim._snapshot import Message
 from tracetrim._validators import FieldTypeError, FieldValueError, is_count
+from tracetrim.harness_adapter._read_only import check_widenable, with_eligible
 from tracetrim.harness_adapter._run import AdapterResult, CompactingAdapter, compact_history
 from tracetrim.harness_adapter._strategy import CompactionStrategy
 
@@ -44,6 +45,7 @@ class WindowOptions(TypedDict, total=False):
     trigger_tokens: TokenSetting
     target_tokens: TokenSetting
     context_window: int | None
+    eligible_read_only: bool
 
 
 @attrs.frozen
@@ -145,6 +147,10 @@ class WindowedAdapter(CompactingAdapter):
     wins over a derived one; a `Compactor` whose config sets its own budget, and an `OffloadStrategy`,
     keep their config, and ``"auto"`` derives nothing for them. ``budget`` is what the latest attempt
     ran with.
+
+    ``eligible_read_only`` (off by default): each attempt also opts in the tools the framework declares
+    read-only (`read_only_tools`: MCP ``readOnlyHint``, the framework's own flags), on top of the
+    strategy's ``eligible_tools``; ``read_only`` is what the latest attempt added.
     """
 
     def __init__(
@@ -157,8 +163,13 @@ class WindowedAdapter(CompactingAdapter):
         trigger_tokens: TokenSetting = AUTO,
         target_tokens: TokenSetting = AUTO,
         context_window: int | None = None,
+        eligible_read_only: bool = False,
     ) -> None:
         check_settings(trigger_tokens, target_tokens, context_window)
+        if not isinstance(eligible_read_only, bool):
+            raise FieldTypeError(f"eligible_read_only must be True or False, got {eligible_read_only!r}")
+        if eligible_read_only:
+            check_widenable(strategy)
         super().__init__(
             strategy,
             scope=scope,
@@ -170,6 +181,8 @@ class WindowedAdapter(CompactingAdapter):
         self.target_tokens: TokenSetting = target_tokens
         self.context_window = context_window
         self.budget = Budget()
+        self.eligible_read_only = eligible_read_only
+        self.read_only: frozenset[str] = frozenset()
 
     def budget_for(self, reported_window: object = None) -> Budget:
         """The budget for a model whose framework reports ``reported_window`` (None: unknown)."""
@@ -188,13 +201,17 @@ class WindowedAdapter(CompactingAdapter):
         protected_call_ids: Iterable[str] = (),
         context_window: object = None,
         private: bool = False,
+        read_only: Collection[str] = (),
     ) -> AdapterResult:
         """`compact_history` with this adapter's settings and the budget for ``context_window`` (what
-        the framework reports for the model; ``private``: ``messages`` is the adapter's own conversion);
+        the framework reports for the model; ``private``: ``messages`` is the adapter's own conversion;
+        ``read_only``: the tools the framework declares read-only, opted in under ``eligible_read_only``);
         the result is kept in ``last_result``."""
         self.budget = self.budget_for(context_window)
+        strategy = budgeted(self.strategy, self.budget)
+        self.read_only = frozenset(read_only) if self.eligible_read_only else frozenset()
         self.last_result = await compact_history(
-            budgeted(self.strategy, self.budget),
+            with_eligible(strategy, self.read_only),
             messages,
             scope=scope,
             goal=self.goal,

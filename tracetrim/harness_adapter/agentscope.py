@@ -14,6 +14,7 @@ from agentscope.middleware import MiddlewareBase
 from tracetrim._scope import Scope
 from tracetrim._snapshot import Message
 from tracetrim.harness_adapter._changes import Changes, diff_tool_blocks
+from tracetrim.harness_adapter._read_only import read_only_tools
 from tracetrim.harness_adapter._run import AdapterResult
 from tracetrim.harness_adapter._strategy import CompactionStrategy
 from tracetrim.harness_adapter._window import WindowedAdapter, WindowOptions
@@ -59,6 +60,10 @@ class TracetrimMiddleware(WindowedAdapter, MiddlewareBase):
     (estimated tokens of the context's JSON) the strategy is not asked; a `Compactor` without a budget
     of its own compacts down to the target. ``context_window`` overrides the model's; explicit numbers
     override both; None plans on every step with the strategy's own rules.
+
+    ``eligible_read_only=True`` also opts in, on each step, the tools of ``agent.toolkit`` that the history
+    calls and that declare ``is_read_only`` (AgentScope's ``Read``, ``Grep``, ``Glob``; MCP tools with
+    ``readOnlyHint``).
     """
 
     def __init__(
@@ -91,6 +96,7 @@ class TracetrimMiddleware(WindowedAdapter, MiddlewareBase):
         if len(context) < 2:
             return AdapterResult(None)
         neutral: list[Message] = [msg.model_dump(mode="json") for msg in context]
+        read_only = await _toolkit_read_only(agent, neutral) if self.eligible_read_only else frozenset()
         result = await self.compact_neutral(
             neutral,
             scope=self.scope_for(agent),
@@ -98,6 +104,7 @@ class TracetrimMiddleware(WindowedAdapter, MiddlewareBase):
             protected_call_ids=sorted(_unfinished_calls(neutral)),
             context_window=getattr(getattr(agent, "model", None), "context_size", None),
             private=True,
+            read_only=read_only,
         )
         if result.planned:
             await self._remember(agent, result, None)
@@ -154,6 +161,13 @@ class TracetrimMiddleware(WindowedAdapter, MiddlewareBase):
             ]
             mine["archives"] = entries[-MAX_ARCHIVE_ENTRIES:]
         agent.state.middle_context = {**agent.state.middle_context, key: mine}
+
+
+async def _toolkit_read_only(agent: Agent, messages: Sequence[Message]) -> frozenset[str]:
+    """The tools ``messages`` call that ``agent.toolkit`` holds and that declare themselves read-only."""
+    called = {b["name"] for m in messages for b in m["content"] if b.get("type") == "tool_call"}
+    tools = [await agent.toolkit.get_tool(name) for name in sorted(called)]
+    return read_only_tools(tool for tool in tools if tool is not None)
 
 
 def _rebuild(context: Sequence[Msg], before: Sequence[Message], after: Sequence[Message]) -> list[Msg]:

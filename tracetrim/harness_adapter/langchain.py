@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Unpack
 
 from langchain.agents.middleware import AgentMiddleware, AgentState
@@ -13,8 +13,9 @@ from langgraph.runtime import Runtime
 from tracetrim._logging import logger as _log
 from tracetrim._scope import Scope
 from tracetrim._snapshot import Message
-from tracetrim._validators import FieldTypeError
+from tracetrim._validators import FieldTypeError, FieldValueError
 from tracetrim.formats import from_langchain, to_langchain
+from tracetrim.harness_adapter._read_only import read_only_tools
 from tracetrim.harness_adapter._strategy import CompactionStrategy
 from tracetrim.harness_adapter._sync import run_sync
 from tracetrim.harness_adapter._window import WindowedAdapter, WindowOptions, context_window_of
@@ -81,6 +82,10 @@ class TracetrimAgentMiddleware(WindowedAdapter, AgentMiddleware[AgentState[Any],
     a budget of its own compacts down to the target. ``context_window`` overrides the profile;
     explicit numbers override both; without a known window, or with None, every call is planned with
     the strategy's own rules.
+
+    ``eligible_read_only=True`` also opts in the read-only ones among ``agent_tools`` (the tools given to
+    ``create_agent``, which a ``before_model`` hook does not see): `read_only_tools` reads their
+    ``metadata`` (MCP annotations such as ``readOnlyHint``) and ``tags`` (``"read_only"``).
     """
 
     def __init__(
@@ -88,9 +93,17 @@ class TracetrimAgentMiddleware(WindowedAdapter, AgentMiddleware[AgentState[Any],
         strategy: CompactionStrategy,
         *,
         model: BaseChatModel | None = None,
+        agent_tools: Iterable[object] = (),
         **options: Unpack[WindowOptions],
     ) -> None:
         super().__init__(strategy, **options)
+        tools = list(agent_tools)
+        if self.eligible_read_only and not tools:
+            raise FieldValueError(
+                "needs agent_tools, the tools given to create_agent: a before_model hook does not see them",
+                field="eligible_read_only",
+            )
+        self.agent_read_only = read_only_tools(tools)
         if model is not None and not isinstance(model, BaseChatModel):
             raise FieldTypeError(
                 f"model must be a LangChain BaseChatModel or None, got {type(model).__name__}"
@@ -113,6 +126,7 @@ class TracetrimAgentMiddleware(WindowedAdapter, AgentMiddleware[AgentState[Any],
             protected_message_ids=[neutral[-1]["id"]],
             context_window=max_input_tokens(self.model),
             private=True,
+            read_only=self.agent_read_only,
         )
         if result.messages is None:
             return None

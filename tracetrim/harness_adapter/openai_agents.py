@@ -12,9 +12,10 @@ from agents.run_config import CallModelData, ModelInputData
 from tracetrim._json import digest
 from tracetrim._logging import logger as _log
 from tracetrim._scope import Scope
-from tracetrim._validators import FieldTypeError
+from tracetrim._validators import FieldTypeError, FieldValueError
 from tracetrim.formats import from_openai_responses, to_openai_responses
 from tracetrim.harness_adapter._identity import reuse_originals
+from tracetrim.harness_adapter._read_only import read_only_tools
 from tracetrim.harness_adapter._run import AdapterResult, to_write
 from tracetrim.harness_adapter._strategy import CompactionStrategy
 from tracetrim.harness_adapter._window import WindowedAdapter, WindowOptions
@@ -37,7 +38,11 @@ def model_context_window(model: object) -> int | None:
 
 
 async def _compact_items(
-    adapter: WindowedAdapter, items: Sequence[Any], scope: Scope, window: int | None
+    adapter: WindowedAdapter,
+    items: Sequence[Any],
+    scope: Scope,
+    window: int | None,
+    read_only: frozenset[str] = frozenset(),
 ) -> list[Any] | None:
     """The items to adopt, or None; what happened is left in ``adapter.last_result``."""
     neutral = from_openai_responses(list(items))
@@ -50,6 +55,7 @@ async def _compact_items(
         protected_message_ids=[neutral[-1]["id"]],
         context_window=window,
         private=True,
+        read_only=read_only,
     )
     if result.messages is None:
         return None
@@ -107,6 +113,10 @@ class TracetrimInputFilter(WindowedAdapter):
     items it shortened or dropped (tool items by call id, others by content) and keeps them out of later
     inputs that continue a server conversation (an input holding a tool output whose call is not in it);
     those inputs are not planned, since the server already holds the history they build on.
+
+    ``eligible_read_only=True`` also opts in the agent's tools that declare themselves read-only
+    (`read_only_tools` over ``agent.tools``: an MCP tool's ``readOnlyHint``, which the SDK keeps on the
+    ``FunctionTool`` it makes from it; a plain ``@function_tool`` declares nothing of the kind).
     """
 
     def __init__(
@@ -152,7 +162,9 @@ class TracetrimInputFilter(WindowedAdapter):
                 return model_data
             return ModelInputData(input=kept, instructions=model_data.instructions)
         scope = self.scope or Scope("openai-agents", data.agent.name or "agent", "default")
-        items = await _compact_items(self, model_data.input, scope, model_context_window(data.agent.model))
+        read_only = read_only_tools(data.agent.tools) if self.eligible_read_only else frozenset()
+        window = model_context_window(data.agent.model)
+        items = await _compact_items(self, model_data.input, scope, window, read_only)
         if items is None:
             return model_data
         self._remember_withheld(model_data.input, items)
@@ -190,6 +202,12 @@ class CompactingSession(WindowedAdapter):
         self.session_id = session.session_id
         self.session_settings = getattr(session, "session_settings", None)
         self.model = model
+        if options.get("eligible_read_only"):
+            raise FieldValueError(
+                "is for TracetrimInputFilter: a session does not see the agent's tools (opt them in with "
+                "CompactorConfig(eligible_tools=read_only_tools(agent.tools)))",
+                field="eligible_read_only",
+            )
         options["scope"] = options.get("scope") or Scope("openai-agents", "session", session.session_id)
         super().__init__(strategy, **options)
 

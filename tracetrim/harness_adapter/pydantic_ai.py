@@ -12,6 +12,7 @@ from tracetrim._scope import Scope
 from tracetrim.formats import from_pydantic_ai, to_pydantic_ai
 from tracetrim.formats._pydantic_ai import last_message_ids
 from tracetrim.harness_adapter._identity import reuse_originals
+from tracetrim.harness_adapter._read_only import read_only_tools
 from tracetrim.harness_adapter._run import to_write
 from tracetrim.harness_adapter._strategy import CompactionStrategy
 from tracetrim.harness_adapter._window import WindowedAdapter, WindowOptions
@@ -34,6 +35,10 @@ class TracetrimHistoryProcessor(WindowedAdapter):
     the strategy is not asked; a `Compactor` without a budget of its own compacts down to the target.
     ``context_window`` overrides the model's; explicit numbers override both; without a known window,
     or with None, every request is planned with the strategy's own rules.
+
+    ``eligible_read_only=True`` also opts in the run's tools that declare themselves read-only
+    (`read_only_tools` over ``ctx.tool_manager.tools``: a ``Tool``'s ``metadata``, an MCP toolset's
+    ``annotations``).
     """
 
     def scope_for(self, ctx: RunContext[Any]) -> Scope:
@@ -56,6 +61,7 @@ class TracetrimHistoryProcessor(WindowedAdapter):
             protected_message_ids=last_message_ids(neutral),
             context_window=getattr(getattr(ctx, "model", None), "context_window", None),
             private=True,
+            read_only=_run_read_only(ctx) if self.eligible_read_only else (),
         )
         if result.messages is None:
             return messages
@@ -64,6 +70,12 @@ class TracetrimHistoryProcessor(WindowedAdapter):
             return messages
         out: list[ModelMessage] = reuse_originals(messages, new)
         return out
+
+
+def _run_read_only(ctx: RunContext[Any]) -> frozenset[str]:
+    """The read-only tools of this run step (its tool manager's; none when the run has none yet)."""
+    tools = getattr(getattr(ctx, "tool_manager", None), "tools", None) or {}
+    return read_only_tools(tools.values())
 
 
 def tracetrim_capability(

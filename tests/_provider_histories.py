@@ -1,0 +1,275 @@
+"""Hypothesis strategies for provider-valid histories in each native format, as the provider documents them.
+
+Each strategy draws a history the provider itself would accept (its rules are in `tests._provider_rules`):
+a task, then agent turns, each a model reply that may call tools and the results of those calls.
+Shapes follow the providers' published request types (the `openai` and `anthropic` SDKs' TypedDicts,
+langchain-core's message classes, SWE-agent's and mini-swe-agent's trajectory files).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from hypothesis import strategies as st
+
+_words = st.sampled_from(
+    ["read", "the", "parser", "failing", "test", "config", "value", "retry", "payment", "error", "fix"]
+)
+_text = st.lists(_words, min_size=1, max_size=8).map(" ".join)
+_tools = st.sampled_from(["read_file", "search_code", "list_dir", "run_tests"])
+
+
+def _output(draw: st.DrawFn, call_id: str) -> str:
+    lines = draw(st.integers(1, 60))
+    return "".join(f"{call_id} line {n}: some file content here\n" for n in range(lines))
+
+
+def _args(draw: st.DrawFn, n: int) -> dict[str, Any]:
+    return {"path": f"src/mod{n}.py", "line": draw(st.integers(0, 500))}
+
+
+class _Ids:
+    def __init__(self) -> None:
+        self._count: Iterator[int] = iter(range(100_000))
+
+    def next(self) -> int:
+        return next(self._count)
+
+
+def _cache_control(draw: st.DrawFn) -> dict[str, Any]:
+    return {"cache_control": {"type": "ephemeral"}} if draw(st.integers(0, 2)) == 0 else {}
+
+
+@st.composite
+def anthropic_requests(draw: st.DrawFn) -> dict[str, Any]:
+    """A Messages API request body: model, max_tokens, system, tools, and alternating turns where every
+    ``tool_use`` is answered by a ``tool_result`` first in the next user turn."""
+    ids = _Ids()
+    messages: list[dict[str, Any]] = [{"role": "user", "content": draw(_text)}]
+    for _ in range(draw(st.integers(1, 6))):
+        content: list[dict[str, Any]] = []
+        if draw(st.booleans()):
+            content.append({"type": "thinking", "thinking": draw(_text), "signature": "c2ln"})
+        if draw(st.booleans()):
+            content.append({"type": "text", "text": draw(_text), **_cache_control(draw)})
+        calls = []
+        for _ in range(draw(st.integers(0, 3))):
+            n = ids.next()
+            call_id = f"toolu_{n:04d}"
+            calls.append(call_id)
+            content.append(
+                {
+                    "type": "tool_use",
+                    "id": call_id,
+                    "name": draw(_tools),
+                    "input": _args(draw, n),
+                    **_cache_control(draw),
+                }
+            )
+        if not content:
+            content.append({"type": "text", "text": draw(_text)})
+        messages.append({"role": "assistant", "content": content})
+        reply: list[dict[str, Any]] = [
+            {"type": "tool_result", "tool_use_id": c, "content": _output(draw, c), **_cache_control(draw)}
+            for c in calls
+        ]
+        if draw(st.booleans()) or not reply:
+            reply.append({"type": "text", "text": draw(_text), **_cache_control(draw)})
+        messages.append({"role": "user", "content": reply})
+    body: dict[str, Any] = {"model": "claude-sonnet-4-5", "max_tokens": 1024}
+    if draw(st.booleans()):
+        body["system"] = draw(_text)
+    body["messages"] = messages
+    body["tools"] = [
+        {"name": name, "description": "a tool", "input_schema": {"type": "object"}}
+        for name in ("read_file", "search_code", "list_dir", "run_tests")
+    ]
+    return body
+
+
+@st.composite
+def openai_chat_histories(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Chat-completions messages: every assistant ``tool_calls`` entry answered by a ``tool`` message
+    before the next non-tool message."""
+    ids = _Ids()
+    messages: list[dict[str, Any]] = []
+    if draw(st.booleans()):
+        messages.append({"role": "system", "content": draw(_text)})
+    messages.append({"role": "user", "content": draw(_text)})
+    for _ in range(draw(st.integers(1, 6))):
+        calls = []
+        for _ in range(draw(st.integers(0, 3))):
+            n = ids.next()
+            calls.append(
+                {
+                    "id": f"call_{n:04d}",
+                    "type": "function",
+                    "function": {"name": draw(_tools), "arguments": json.dumps(_args(draw, n))},
+                }
+            )
+        message: dict[str, Any] = {"role": "assistant"}
+        if calls:
+            message["content"] = draw(st.sampled_from([None, "", "Let me look."]))
+            message["tool_calls"] = calls
+        else:
+            message["content"] = draw(_text)
+        messages.append(message)
+        for call in calls:
+            messages.append(
+                {"role": "tool", "tool_call_id": call["id"], "content": _output(draw, call["id"])}
+            )
+        if draw(st.booleans()):
+            messages.append({"role": "user", "content": draw(_text)})
+    return messages
+
+
+@st.composite
+def responses_inputs(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Responses API input items: reasoning items before the output item they precede, every
+    ``function_call`` answered by a ``function_call_output`` with its ``call_id``."""
+    ids = _Ids()
+    items: list[dict[str, Any]] = [
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": draw(_text)}]}
+    ]
+    for _ in range(draw(st.integers(1, 6))):
+        calls = []
+        for _ in range(draw(st.integers(0, 3))):
+            n = ids.next()
+            if draw(st.booleans()):
+                items.append(
+                    {
+                        "type": "reasoning",
+                        "id": f"rs_{n:04d}",
+                        "summary": [{"type": "summary_text", "text": draw(_text)}],
+                        "encrypted_content": "ZW5j",
+                    }
+                )
+            call_id = f"call_{n:04d}"
+            calls.append(call_id)
+            items.append(
+                {
+                    "type": "function_call",
+                    "id": f"fc_{n:04d}",
+                    "call_id": call_id,
+                    "name": draw(_tools),
+                    "arguments": json.dumps(_args(draw, n)),
+                    "status": "completed",
+                }
+            )
+        for call_id in calls:
+            items.append(
+                {"type": "function_call_output", "call_id": call_id, "output": _output(draw, call_id)}
+            )
+        if draw(st.booleans()) or not calls:
+            n = ids.next()
+            if draw(st.booleans()):
+                items.append({"type": "reasoning", "id": f"rs_{n:04d}", "summary": []})
+            items.append(
+                {
+                    "type": "message",
+                    "id": f"msg_{n:04d}",
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": [{"type": "output_text", "text": draw(_text), "annotations": []}],
+                }
+            )
+    return items
+
+
+@st.composite
+def langchain_histories(draw: st.DrawFn) -> list[Any]:
+    """LangChain messages: ``AIMessage`` with ``tool_calls`` (content a string, or Anthropic-style content
+    blocks that repeat each call as a ``tool_use`` block), one ``ToolMessage`` per call."""
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+
+    ids = _Ids()
+    messages: list[Any] = [SystemMessage("You fix bugs.", id="sys"), HumanMessage(draw(_text), id="h0")]
+    for turn in range(draw(st.integers(1, 6))):
+        calls = []
+        for _ in range(draw(st.integers(0, 3))):
+            n = ids.next()
+            calls.append(
+                {"name": draw(_tools), "args": _args(draw, n), "id": f"toolu_{n:04d}", "type": "tool_call"}
+            )
+        content: Any
+        if draw(st.booleans()):  # the shape ChatAnthropic returns
+            content = [{"type": "text", "text": draw(_text)}] if draw(st.booleans()) else []
+            content += [
+                {
+                    "type": "tool_use",
+                    "id": c["id"],
+                    "name": c["name"],
+                    "input": c["args"],
+                    **_cache_control(draw),
+                }
+                for c in calls
+            ]
+            if not content:
+                content = draw(_text)
+        else:
+            content = draw(_text) if draw(st.booleans()) or not calls else ""
+        messages.append(AIMessage(content=content, tool_calls=calls, id=f"ai{turn}"))
+        for c in calls:
+            messages.append(ToolMessage(_output(draw, c["id"]), tool_call_id=c["id"], id=f"t-{c['id']}"))
+        if draw(st.booleans()):
+            messages.append(HumanMessage(draw(_text), id=f"h{turn + 1}"))
+    return messages
+
+
+@st.composite
+def swe_agent_trajectories(draw: st.DrawFn) -> dict[str, Any]:
+    """A SWE-agent ``.traj`` of the text protocol: each assistant turn's ``action`` is a command in its
+    prose, the next user message its observation."""
+    history: list[dict[str, Any]] = [
+        {"role": "system", "content": "SETTING: you are an autonomous programmer", "agent": "primary"},
+        {"role": "user", "content": draw(_text), "agent": "primary"},
+    ]
+    for n in range(draw(st.integers(1, 6))):
+        command = f"open src/mod{n}.py {draw(st.integers(1, 400))}"
+        thought = draw(_text)
+        history.append(
+            {
+                "role": "assistant",
+                "content": f"{thought}\n\n```\n{command}\n```",
+                "thought": thought,
+                "action": command,
+                "agent": "primary",
+            }
+        )
+        history.append({"role": "user", "content": _output(draw, f"obs{n}"), "agent": "primary"})
+    return {
+        "environment": "swe_main",
+        "trajectory": [],
+        "history": history,
+        "info": {"exit_status": "submitted"},
+    }
+
+
+@st.composite
+def mini_swe_agent_trajectories(draw: st.DrawFn) -> dict[str, Any]:
+    """A mini-swe-agent ``.traj.json``: THOUGHT and one bash block a turn, the next user message its
+    output."""
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are a helpful assistant that can interact with a computer."},
+        {"role": "user", "content": f"<pr_description>{draw(_text)}</pr_description>"},
+    ]
+    for n in range(draw(st.integers(1, 6))):
+        messages.append(
+            {
+                "role": "assistant",
+                "content": f"THOUGHT: {draw(_text)}\n\n```bash\ncat src/mod{n}.py | head -n {n + 40}\n```",
+            }
+        )
+        messages.append(
+            {
+                "role": "user",
+                "content": f"<returncode>0</returncode>\n<output>\n{_output(draw, f'o{n}')}</output>",
+            }
+        )
+    return {
+        "info": {"exit_status": "Submitted", "mini_version": "1.9.0"},
+        "messages": messages,
+        "trajectory_format": "mini-swe-agent-1",
+    }

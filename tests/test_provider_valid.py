@@ -1,0 +1,238 @@
+"""What goes back is valid for the provider: provider-valid histories in every format, compacted in ENFORCE
+with every mix of actions, tombstones on and off, written back and checked by the provider's own rules."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import tracetrim as tt
+from tests import _provider_histories as histories
+from tests import _provider_rules as rules
+from tracetrim.archive import KeyValueArchive, MemoryStore
+from tracetrim.decision import ScriptedDecisionModel
+from tracetrim.formats import HISTORY_FORMATS, detect_format, from_langchain, to_langchain
+
+_ACTIONS = {"keep": (0.9, 0.9), "drop_result": (0.9, 0.1), "drop_call": (0.1, 0.1)}
+_SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+_plans = st.fixed_dictionaries(
+    {
+        "actions": st.lists(st.sampled_from(sorted(_ACTIONS)), min_size=1, max_size=12),
+        "tombstones": st.booleans(),
+        "recent": st.integers(1, 3),
+    }
+)
+
+
+def _model(actions: list[str]) -> ScriptedDecisionModel:
+    def answer(name: str, question: Any, state: Mapping[str, Any]) -> float:
+        kind, _, key = name.partition("_")
+        p_call, p_result = _ACTIONS[actions[int(key.lstrip("t")) % len(actions)]]
+        return p_call if kind == "call" else p_result
+
+    return ScriptedDecisionModel(answer)
+
+
+def compact(neutral: list[dict[str, Any]], plan: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """``neutral`` compacted in ENFORCE by a scripted judge taking ``plan``'s actions, pair by pair."""
+    tools = {b["name"] for m in neutral for b in m["content"] if b["type"] == "tool_call"}
+    compactor = tt.Compactor(
+        _model(plan["actions"]),
+        config=tt.CompactorConfig(
+            eligible_tools=tools or {"none"},
+            preserve_recent_messages=plan["recent"],
+            minimum_reduction=0.0,
+            tombstones=plan["tombstones"],
+            deduplicate=False,
+        ),
+        execution=tt.ExecutionOptions(mode=tt.Mode.ENFORCE),
+        archive=KeyValueArchive(MemoryStore()),
+    )
+    request = tt.CompactionRequest(neutral, scope=tt.Scope("u", "a", "s"))
+    outcome = asyncio.run(compactor.plan(request))
+    assert outcome.status in (tt.Status.DECIDED, tt.Status.INCONCLUSIVE, tt.Status.SKIPPED), outcome
+    return (
+        outcome.plan.messages if outcome.plan is not None and outcome.status is tt.Status.DECIDED else neutral
+    )
+
+
+def _write_back(fmt: str, document: dict[str, Any], plan: Mapping[str, Any]) -> dict[str, Any]:
+    """The document compacted and written back whole: its other fields as they were."""
+    shape = HISTORY_FORMATS[fmt]
+    fields = {k: v for k, v in document.items() if k != shape.messages_key}
+    neutral = shape.read(document[shape.messages_key], fields)
+    written = shape.write(compact(neutral, plan))
+    out = {k: v for k, v in document.items() if k not in written and k != shape.messages_key}
+    out.update(written)
+    if shape.messages_key != "messages":
+        out[shape.messages_key] = out.pop("messages")
+    return out
+
+
+def _extras_keep_their_blocks(sent: dict[str, Any], written: dict[str, Any]) -> None:
+    """Every ``cache_control`` sits on the block it was sent on (by what the block is, not where)."""
+
+    def marked(body: dict[str, Any]) -> set[str]:
+        out: set[str] = set()
+        for message in body["messages"]:
+            for block in message["content"] if isinstance(message["content"], list) else ():
+                if "cache_control" in block:
+                    ident = block.get("id") or block.get("tool_use_id") or block.get("text")
+                    out.add(f"{block['type']}:{ident}")
+        return out
+
+    assert marked(written) <= marked(sent), "a cache_control breakpoint moved onto another block"
+
+
+@_SETTINGS
+@given(body=histories.anthropic_requests(), plan=_plans)
+def test_anthropic_requests_stay_valid(body: dict[str, Any], plan: dict[str, Any]) -> None:
+    sent = copy.deepcopy(body)
+    written = _write_back("anthropic", body, plan)
+    assert body == sent, "the caller's request was mutated"
+    rules.check_anthropic(written)
+    _extras_keep_their_blocks(sent, written)
+    assert [k for k in written if k != "system"] == [k for k in sent if k != "system"] or set(written) >= set(
+        sent
+    )
+    assert {k: written[k] for k in ("model", "max_tokens", "tools")} == {
+        k: sent[k] for k in ("model", "max_tokens", "tools")
+    }
+    assert detect_format(written) == "anthropic"
+
+
+@_SETTINGS
+@given(messages=histories.openai_chat_histories(), plan=_plans)
+def test_openai_chat_histories_stay_valid(messages: list[dict[str, Any]], plan: dict[str, Any]) -> None:
+    written = _write_back("openai", {"messages": messages}, plan)["messages"]
+    rules.check_openai_chat(written)
+    assert detect_format(written) == "openai"
+
+
+@_SETTINGS
+@given(items=histories.responses_inputs(), plan=_plans)
+def test_responses_inputs_stay_valid(items: list[dict[str, Any]], plan: dict[str, Any]) -> None:
+    written = _write_back("responses", {"messages": items}, plan)["messages"]
+    rules.check_responses(written, items)
+    assert detect_format(written) == "responses"
+
+
+@_SETTINGS
+@given(messages=histories.langchain_histories(), plan=_plans)
+def test_langchain_messages_stay_valid_for_both_providers(messages: list[Any], plan: dict[str, Any]) -> None:
+    rules.check_langchain_for_anthropic(messages)  # the generator's own histories are valid
+    written = to_langchain(compact(from_langchain(messages), plan))
+    rules.check_langchain_for_anthropic(written)
+    rules.check_langchain_for_openai(written)
+
+
+@_SETTINGS
+@given(traj=histories.swe_agent_trajectories(), plan=_plans)
+def test_swe_agent_actions_keep_an_observation(traj: dict[str, Any], plan: dict[str, Any]) -> None:
+    written = _write_back("swe-agent", traj, plan)
+    rules.check_swe_agent(written["history"])
+    assert [m for m in written["history"] if m["role"] == "assistant"] == [
+        m for m in traj["history"] if m["role"] == "assistant"
+    ], "an assistant turn (its action) changed"
+    assert detect_format(written) == "swe-agent"
+
+
+@_SETTINGS
+@given(traj=histories.mini_swe_agent_trajectories(), plan=_plans)
+def test_mini_swe_agent_commands_keep_an_output(traj: dict[str, Any], plan: dict[str, Any]) -> None:
+    written = _write_back("mini-swe-agent", traj, plan)
+    rules.check_mini_swe_agent(written["messages"])
+    assert [m for m in written["messages"] if m["role"] == "assistant"] == [
+        m for m in traj["messages"] if m["role"] == "assistant"
+    ]
+    assert detect_format(written) == "mini-swe-agent"
+
+
+def test_the_rules_catch_what_providers_refuse() -> None:
+    """The checks above can fail: each provider's refusal, written by hand, is caught."""
+    orphan_use = {
+        "model": "m",
+        "max_tokens": 5,
+        "messages": [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "x", "input": {}}]},
+            {"role": "user", "content": "and?"},
+        ],
+    }
+    with pytest.raises(AssertionError, match="without a tool_result"):
+        rules.check_anthropic(orphan_use)
+    with pytest.raises(AssertionError, match="not answered"):
+        rules.check_openai_chat(
+            [
+                {"role": "user", "content": "go"},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {"id": "c1", "type": "function", "function": {"name": "x", "arguments": "{}"}}
+                    ],
+                },
+                {"role": "assistant", "content": "tombstone"},
+                {"role": "tool", "tool_call_id": "c1", "content": "out"},
+            ]
+        )
+    reasoning = [
+        {"type": "message", "role": "user", "content": "go"},
+        {"type": "reasoning", "id": "rs_1", "summary": []},
+        {"type": "function_call", "call_id": "c1", "name": "x", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c1", "output": "o"},
+    ]
+    with pytest.raises(AssertionError, match="required following item"):
+        rules.check_responses([reasoning[0], reasoning[1]], reasoning)
+    with pytest.raises(AssertionError, match="has no observation"):
+        rules.check_swe_agent(
+            [
+                {"role": "assistant", "content": "ls", "action": "ls"},
+                {"role": "assistant", "content": "cat x", "action": "cat x"},
+            ]
+        )
+
+
+def test_a_breakpoint_goes_with_its_dropped_block() -> None:
+    """The field's report: after a drop, ``cache_control`` moved onto the next block by position."""
+    body = {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 512,
+        "messages": [
+            {"role": "user", "content": "go"},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "id": "A", "name": "read_file", "input": {"path": "a"}},
+                    {"type": "tool_use", "id": "B", "name": "read_file", "input": {"path": "b"}},
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "A",
+                        "content": "a\n" * 400,
+                        "cache_control": {"type": "ephemeral"},
+                    },
+                    {"type": "tool_result", "tool_use_id": "B", "content": "b\n" * 400},
+                ],
+            },
+            {"role": "assistant", "content": "both read"},
+            {"role": "user", "content": "thanks"},
+        ],
+    }
+    written = _write_back(
+        "anthropic", body, {"actions": ["keep", "drop_call"], "tombstones": False, "recent": 2}
+    )
+    results = written["messages"][2]["content"]
+    assert [r["tool_use_id"] for r in results] == ["B"], "the plan was meant to drop A alone"
+    assert "cache_control" not in results[0]
+    rules.check_anthropic(written)

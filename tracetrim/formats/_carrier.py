@@ -1,0 +1,88 @@
+"""Carrier messages: what a file holds besides its live messages, kept in place inside the neutral history.
+
+A carrier is a neutral ``system`` message with no content blocks: the planner counts no tokens for it,
+asks nothing about it and never drops it, so what it carries (a Claude Code summary entry, a Codex
+``event_msg`` line, the part of a session before its own compaction, a request body's ``model`` and
+``tools``) comes back from the writer exactly where it was.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from tracetrim._snapshot import Message
+from tracetrim.formats._common import content_id, format_meta, meta_key
+
+_CARRIED = "carried"
+
+
+def carrier(fmt: str, values: Any, seen: dict[str, int]) -> Message:
+    """A carrier of ``values`` (copied) for format ``fmt``, its id derived from what it carries."""
+    return {
+        "id": content_id("carry-", values, seen),
+        "role": "system",
+        "content": [],
+        "metadata": {meta_key(fmt): {_CARRIED: copy.deepcopy(values)}},
+    }
+
+
+def carried(message: Message, fmt: str) -> Any | None:
+    """What ``message`` carries when it is a carrier of ``fmt`` (a copy), else None."""
+    if message.get("role") != "system" or message.get("content"):
+        return None
+    meta = format_meta(message, fmt)
+    return copy.deepcopy(meta[_CARRIED]) if _CARRIED in meta else None
+
+
+def split_carriers(messages: Sequence[Message], fmt: str) -> tuple[list[Any], list[Message]]:
+    """What the carriers of ``fmt`` in ``messages`` carry, and the other messages, each in order."""
+    values: list[Any] = []
+    rest: list[Message] = []
+    for message in messages:
+        value = carried(message, fmt)
+        if value is None:
+            rest.append(message)
+        else:
+            values.append(value)
+    return values, rest
+
+
+BODY_KEY = "\x00tracetrim.list"
+"""Where a carried document's message list stood (a placeholder value no JSON file holds)."""
+
+
+def document_fields(fields: Mapping[str, Any], key: str, after: Sequence[str] = ()) -> dict[str, Any]:
+    """A file's other fields with a placeholder at ``key``, the message list's place: where ``fields``
+    hold ``key`` (the whole document was passed), there; else after the last of ``after`` it has,
+    else last."""
+    if key in fields:
+        return {k: (BODY_KEY if k == key else copy.deepcopy(v)) for k, v in fields.items()}
+    out: dict[str, Any] = {}
+    present = [k for k in after if k in fields]
+    anchor = present[-1] if present else None
+    for k, v in fields.items():
+        out[k] = copy.deepcopy(v)
+        if k == anchor:
+            out[key] = BODY_KEY
+    out.setdefault(key, BODY_KEY)
+    return out
+
+
+def fill_document(
+    document: Mapping[str, Any], items: Any, written: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """A carried ``document`` with ``items`` under ``messages`` at the placeholder (the writers' one
+    contract; `HistoryFormat.write_document` renames it to the file's own key) and the writer's other
+    fields (Anthropic's ``system``) in their places; written keys the document lacks go last."""
+    written = written or {}
+    out: dict[str, Any] = {}
+    for k, v in document.items():
+        if v == BODY_KEY:
+            out["messages"] = items
+        else:
+            out[k] = copy.deepcopy(written[k]) if k in written else v
+    for k, v in written.items():
+        out.setdefault(k, copy.deepcopy(v))
+    return out

@@ -1,0 +1,150 @@
+"""Converters between neutral messages and Claude Code session files (``~/.claude/projects/*/*.jsonl``).
+
+Shape, from Claude Code's own session files (``@anthropic-ai/claude-code`` on npm writes them; the
+entry types are those its SDK's ``SDKMessage`` and transcript reader use): one JSON object a line.
+``user`` / ``assistant`` entries hold ``message`` in Anthropic Messages shape (``tool_use`` /
+``tool_result`` blocks; an assistant turn is often one entry per content block, sharing
+``message.id``) and chain by ``uuid`` / ``parentUuid``; ``summary`` entries (``leafUuid``),
+``system`` entries (subtype ``compact_boundary`` marks Claude Code's own compaction), user entries
+with ``isCompactSummary``, ``file-history-snapshot`` and other bookkeeping lines sit between them.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from typing import Any
+
+from tracetrim._snapshot import Message, SnapshotError
+from tracetrim.formats._anthropic import from_anthropic, to_anthropic
+from tracetrim.formats._carrier import carried, carrier
+from tracetrim.formats._common import attach_meta, format_meta, require_dict
+from tracetrim.formats._order import order_of, reorder
+from tracetrim.formats._shape import JsonLines
+
+FORMAT = "claude_code"
+ENTRY_TYPES = frozenset({"user", "assistant", "system", "summary", "file-history-snapshot"})
+"""Entry types that mark a Claude Code session line (with a ``uuid``, ``leafUuid`` or ``messageId``)."""
+_MARKS = ("uuid", "leafUuid", "messageId")
+_PLACE = "\x00tracetrim.message"
+
+
+def is_claude_code_entry(entry: Any) -> bool:
+    """Whether ``entry`` is a line of a Claude Code session, by shape."""
+    return (
+        isinstance(entry, dict)
+        and entry.get("type") in ENTRY_TYPES
+        and "payload" not in entry
+        and any(k in entry for k in _MARKS)
+    )
+
+
+def _is_boundary(entry: Any) -> bool:
+    return (
+        isinstance(entry, dict)
+        and entry.get("type") == "system"
+        and entry.get("subtype") == "compact_boundary"
+    )
+
+
+def _is_live(entry: Any) -> bool:
+    return (
+        isinstance(entry, dict)
+        and entry.get("type") in ("user", "assistant")
+        and not entry.get("isSidechain")
+        and isinstance(entry.get("message"), dict)
+        and entry["message"].get("role") in ("user", "assistant")
+    )
+
+
+def from_claude_code(entries: Sequence[Any]) -> list[Message]:
+    """Convert the entries of a Claude Code session to neutral messages.
+
+    Only what follows the last ``compact_boundary`` is live context: everything up to it, and every
+    line that is not a main-chain user or assistant message, rides in carriers in place (never judged).
+    Each live entry becomes one neutral message (id: its ``uuid``) through `from_anthropic`; the rest of
+    the entry is kept in ``metadata["tracetrim.claude_code"]`` so `to_claude_code` writes it back.
+    """
+    if isinstance(entries, (str, bytes)) or not isinstance(entries, Sequence):
+        raise SnapshotError(f"a Claude Code session must be a list of entries, got {type(entries).__name__}")
+    for i, entry in enumerate(entries):
+        require_dict(entry, "a session entry", message=i)
+    start = max((i + 1 for i, e in enumerate(entries) if _is_boundary(e)), default=0)
+    uuids = {e["uuid"] for e in entries if isinstance(e.get("uuid"), str)}
+    live = [i for i in range(start, len(entries)) if _is_live(entries[i])]
+    converted = from_anthropic([entries[i]["message"] for i in live])
+    by_index = dict(zip(live, converted, strict=True))
+    seen: dict[str, int] = {}
+    out: list[Message] = []
+    run: list[Any] = []
+    for i, entry in enumerate(entries):
+        neutral = by_index.get(i)
+        if neutral is None:
+            run.append(entry)
+            continue
+        if run:
+            out.append(carrier(FORMAT, run, seen))
+            run = []
+        shell = {k: (_PLACE if k == "message" else copy.deepcopy(v)) for k, v in entry.items()}
+        meta: dict[str, Any] = {"entry": shell, "order": order_of(entry["message"])}
+        if entry.get("parentUuid") in uuids:
+            meta["chained"] = True
+        if isinstance(entry.get("uuid"), str) and entry["uuid"]:
+            neutral["id"] = entry["uuid"]
+        out.append(attach_meta(neutral, FORMAT, meta))
+    if run:
+        out.append(carrier(FORMAT, run, seen))
+    return out
+
+
+def _relink(entries: list[Any], chained: set[int]) -> None:
+    """Point an entry whose parent was dropped at the entry written before it, so the ``parentUuid``
+    chain Claude Code resumes from stays whole."""
+    present = {e["uuid"] for e in entries if isinstance(e, dict) and isinstance(e.get("uuid"), str)}
+    previous: str | None = None
+    for n, entry in enumerate(entries):
+        if n in chained and entry.get("parentUuid") not in present:
+            entry["parentUuid"] = previous
+        if isinstance(entry, dict) and isinstance(entry.get("uuid"), str) and not entry.get("isSidechain"):
+            previous = entry["uuid"]
+
+
+def to_claude_code(messages: Sequence[Any]) -> list[Any]:
+    """Convert neutral messages back to Claude Code session entries (the inverse of `from_claude_code`).
+
+    Carried lines come back as they were; each other message becomes its entry again with the
+    message written by `to_anthropic`. A message with no entry of its own (added by a host) becomes a
+    plain entry of its role. Where compaction removed an entry, the next one's ``parentUuid`` points
+    at the entry before it.
+    """
+    kinds: list[tuple[str, Any]] = []
+    live: list[Message] = []
+    for message in messages:
+        value = carried(message, FORMAT) if isinstance(message, dict) else None
+        if value is not None:
+            kinds.append(("carried", value))
+        else:
+            kinds.append(("live", len(live)))
+            live.append(message)
+    written = to_anthropic(live)["messages"] if live else []
+    if len(written) != len(live):
+        written = [m for message in live for m in to_anthropic([message])["messages"][:1]]
+    out: list[Any] = []
+    chained: set[int] = set()
+    for kind, value in kinds:
+        if kind == "carried":
+            out.extend(value)
+            continue
+        message = live[value]
+        meta = format_meta(message, FORMAT)
+        shell = meta.get("entry")
+        body = reorder(written[value], meta.get("order"))
+        if isinstance(shell, dict):
+            entry = {k: (body if v == _PLACE else copy.deepcopy(v)) for k, v in shell.items()}
+        else:
+            entry = {"type": body["role"], "message": body}
+        if meta.get("chained"):
+            chained.add(len(out))
+        out.append(entry)
+    _relink(out, chained)
+    return JsonLines(out)

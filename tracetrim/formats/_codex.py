@@ -1,0 +1,132 @@
+"""Converters between neutral messages and Codex CLI rollouts (``~/.codex/sessions/**/rollout-*.jsonl``).
+
+Shape, from codex-rs ``protocol`` (``RolloutLine`` = ``timestamp`` + ``RolloutItem``, serde-tagged
+``type`` / ``payload``): ``session_meta``, ``response_item`` (a Responses API item: ``message``,
+``reasoning``, ``function_call``, ``function_call_output``, ``custom_tool_call``, ``local_shell_call``
+...), ``event_msg``, ``turn_context`` and ``compacted`` (``CompactedItem``: ``message`` and, in newer
+versions, ``replacement_history``: on resume it replaces everything before it).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from typing import Any
+
+from tracetrim._snapshot import Message, SnapshotError
+from tracetrim.formats._carrier import carried, carrier
+from tracetrim.formats._common import attach_meta, format_meta, require_dict
+from tracetrim.formats._openai_responses import from_openai_responses, to_openai_responses
+from tracetrim.formats._order import order_of, reorder
+from tracetrim.formats._shape import JsonLines
+
+FORMAT = "codex"
+LINE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
+"""The ``type`` of every Codex rollout line."""
+
+
+_LINE_KEYS = frozenset({"timestamp", "type", "payload"})
+
+
+def is_codex_line(line: Any) -> bool:
+    """Whether ``line`` is a Codex rollout line, by shape."""
+    return isinstance(line, dict) and line.get("type") in LINE_TYPES and "payload" in line
+
+
+def _item_count(message: Message) -> int:
+    return len(to_openai_responses([message]))
+
+
+def from_codex(lines: Sequence[Any]) -> list[Message]:
+    """Convert the lines of a Codex rollout to neutral messages.
+
+    The ``response_item`` lines after the last ``compacted`` line are the live context, read together
+    by `from_openai_responses`; every other line (and all up to that ``compacted`` line) rides in
+    carriers in place, never judged. Each message keeps its items' line timestamps.
+    """
+    if isinstance(lines, (str, bytes)) or not isinstance(lines, Sequence):
+        raise SnapshotError(f"a Codex rollout must be a list of lines, got {type(lines).__name__}")
+    for i, line in enumerate(lines):
+        require_dict(line, "a rollout line", message=i)
+        if line.get("type") == "response_item":
+            require_dict(line.get("payload"), "a response_item payload", message=i, field="payload")
+    start = max((i + 1 for i, line in enumerate(lines) if line.get("type") == "compacted"), default=0)
+    live = [i for i in range(start, len(lines)) if lines[i].get("type") == "response_item"]
+    neutral = from_openai_responses([lines[i]["payload"] for i in live])
+    first: dict[int, Message] = {}
+    covered: set[int] = set()
+    at = 0
+    for message in neutral:
+        mine = live[at : at + _item_count(message)]
+        at += len(mine)
+        meta: dict[str, Any] = {
+            "timestamps": [copy.deepcopy(lines[i].get("timestamp")) for i in mine],
+            "order": [order_of(lines[i]["payload"]) for i in mine],
+        }
+        extra = [{k: v for k, v in lines[i].items() if k not in _LINE_KEYS} for i in mine]
+        if any(extra):
+            meta["extra"] = copy.deepcopy(extra)
+        attach_meta(message, FORMAT, meta)
+        if mine:
+            first[mine[0]] = message
+            covered.update(mine)
+    if at != len(live):
+        raise SnapshotError(f"{len(live)} response items read back as {at}; cannot keep their places")
+    seen: dict[str, int] = {}
+    out: list[Message] = []
+    run: list[Any] = []
+    for i, line in enumerate(lines):
+        if i in covered:
+            if i in first:
+                if run:
+                    out.append(carrier(FORMAT, run, seen))
+                    run = []
+                out.append(first[i])
+            continue
+        run.append(line)
+    if run:
+        out.append(carrier(FORMAT, run, seen))
+    return out
+
+
+def _items_of(live: list[Message]) -> list[list[dict[str, Any]]]:
+    """Each live message's items: written together (so calls meet their outputs), split by count."""
+    together = to_openai_responses(live) if live else []
+    counts = [_item_count(message) for message in live]
+    if sum(counts) != len(together):
+        return [to_openai_responses([message]) for message in live]
+    out: list[list[dict[str, Any]]] = []
+    at = 0
+    for count in counts:
+        out.append(together[at : at + count])
+        at += count
+    return out
+
+
+def to_codex(messages: Sequence[Any]) -> list[Any]:
+    """Convert neutral messages back to Codex rollout lines (the inverse of `from_codex`): carried lines
+    as they were, the others as ``response_item`` lines of `to_openai_responses`' items with their
+    timestamps (an item without one takes the timestamp of the line before it)."""
+    values = [carried(m, FORMAT) if isinstance(m, dict) else None for m in messages]
+    live = [m for m, value in zip(messages, values, strict=True) if value is None]
+    items = iter(_items_of(live))
+    out: list[Any] = []
+    last: Any = None
+    for message, value in zip(messages, values, strict=True):
+        if value is not None:
+            out.extend(value)
+            last = next((line["timestamp"] for line in reversed(value) if "timestamp" in line), last)
+            continue
+        meta = format_meta(message, FORMAT)
+        stamps = list(meta.get("timestamps") or [])
+        extra = list(meta.get("extra") or [])
+        orders = list(meta.get("order") or [])
+        for n, item in enumerate(next(items)):
+            if n < len(orders):
+                item = reorder(item, orders[n])
+            stamp = stamps[n] if n < len(stamps) else (stamps[-1] if stamps else last)
+            line = {"timestamp": copy.deepcopy(stamp), "type": "response_item", "payload": item}
+            line.update(copy.deepcopy(extra[n]) if n < len(extra) else {})
+            out.append(line)
+            last = stamp
+    return JsonLines(out)

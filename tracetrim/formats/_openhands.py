@@ -1,0 +1,222 @@
+"""Converters between neutral messages and OpenHands SDK event streams (a JSON list of events).
+
+Shape, from the ``openhands-sdk`` package on PyPI (``openhands/sdk/event``: ``Event`` with ``kind``,
+``id``, ``timestamp``, ``source``; ``ActionEvent`` with ``thought``, ``reasoning_content``,
+``tool_name``, ``tool_call_id``, ``tool_call`` (``MessageToolCall``: ``id``, ``name``,
+``arguments``, ``origin``), ``llm_response_id``; ``ObservationEvent`` with ``observation``
+(``content`` parts, ``is_error``), ``action_id``; ``UserRejectObservation`` (``rejection_reason``),
+``AgentErrorEvent`` (``error``); ``MessageEvent`` with ``llm_message``; ``SystemPromptEvent``;
+``Condensation`` with ``forgotten_event_ids``, the SDK's own compaction). The SDK needs Python 3.12,
+so it is the source, not an import, that these shapes follow.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from typing import Any
+
+from tracetrim._snapshot import Block, Message, SnapshotError, text_of_output
+from tracetrim.formats._carrier import carried, carrier
+from tracetrim.formats._common import attach_meta, format_meta, mark_pending, neutral_input, require_dict
+
+FORMAT = "openhands"
+_RESULTS = {
+    "ObservationEvent": "observation",
+    "UserRejectObservation": "rejection_reason",
+    "AgentErrorEvent": "error",
+}
+_STATES = {"ObservationEvent": "success", "UserRejectObservation": "denied", "AgentErrorEvent": "error"}
+_SOURCES = frozenset({"agent", "user", "environment", "hook"})
+
+
+def is_openhands_event(event: Any) -> bool:
+    """Whether ``event`` has an OpenHands SDK event's shape (``kind``, ``id``, ``source``)."""
+    return (
+        isinstance(event, dict)
+        and isinstance(event.get("kind"), str)
+        and "id" in event
+        and event.get("source") in _SOURCES
+    )
+
+
+def _texts(parts: Any) -> list[str] | None:
+    if not isinstance(parts, list):
+        return None
+    texts = [p.get("text") for p in parts if isinstance(p, dict) and p.get("type") == "text"]
+    return [t for t in texts if isinstance(t, str)] if len(texts) == len(parts) else None
+
+
+def _forgotten(events: Sequence[dict[str, Any]]) -> set[Any]:
+    ids: set[Any] = set()
+    for event in events:
+        if event.get("kind") == "Condensation" and isinstance(event.get("forgotten_event_ids"), list):
+            ids.update(i for i in event["forgotten_event_ids"] if isinstance(i, str))
+    return ids
+
+
+def _action(event: dict[str, Any], i: int) -> list[Block] | None:
+    call = event.get("tool_call")
+    if (
+        not isinstance(call, dict)
+        or not isinstance(event.get("tool_call_id"), str)
+        or not event["tool_call_id"]
+    ):
+        return None
+    arguments = call.get("arguments")
+    name = event.get("tool_name")
+    if not isinstance(arguments, str) or not isinstance(name, str):
+        return None
+    blocks: list[Block] = []
+    if isinstance(event.get("reasoning_content"), str) and event["reasoning_content"]:
+        blocks.append({"type": "thinking", "thinking": event["reasoning_content"]})
+    blocks.extend({"type": "text", "text": t} for t in _texts(event.get("thought")) or [])
+    blocks.append(
+        {
+            "type": "tool_call",
+            "id": event["tool_call_id"],
+            "name": name,
+            "input": arguments,
+            "state": "finished",
+        }
+    )
+    return blocks
+
+
+def _result(event: dict[str, Any], names: dict[str, str]) -> list[Block] | None:
+    kind = event.get("kind")
+    field = _RESULTS.get(kind) if isinstance(kind, str) else None
+    call_id = event.get("tool_call_id")
+    if field is None or call_id not in names:
+        return None
+    value = event.get(field)
+    if field == "observation":
+        texts = _texts(value.get("content")) if isinstance(value, dict) else None
+        if texts is None or not isinstance(value, dict):
+            return None
+        text = "\n".join(texts)
+        state = "error" if value.get("is_error") else "success"
+    elif isinstance(value, str):
+        text, state = value, _STATES[str(kind)]
+    else:
+        return None
+    return [{"type": "tool_result", "id": call_id, "name": names[call_id], "output": text, "state": state}]
+
+
+def from_openhands(events: Sequence[Any]) -> list[Message]:
+    """Convert an OpenHands SDK event list to neutral messages.
+
+    Each ``ActionEvent`` becomes an assistant message (reasoning, thought text, one tool_call), each
+    ``ObservationEvent`` / ``UserRejectObservation`` / ``AgentErrorEvent`` answering it a tool_result
+    message, each ``MessageEvent`` a text message of its role; the whole event is kept in
+    ``metadata["tracetrim.openhands"]``. Everything else, and every event an SDK ``Condensation``
+    forgot, rides in carriers in place (never judged).
+    """
+    if isinstance(events, (str, bytes)) or not isinstance(events, Sequence):
+        raise SnapshotError(
+            f"an OpenHands event stream must be a list of events, got {type(events).__name__}"
+        )
+    for i, event in enumerate(events):
+        require_dict(event, "an event", message=i)
+    forgotten = _forgotten(events)
+    names: dict[str, str] = {}
+    seen: dict[str, int] = {}
+    out: list[Message] = []
+    run: list[Any] = []
+    for i, event in enumerate(events):
+        blocks: list[Block] | None = None
+        role = "assistant"
+        kind = event.get("kind")
+        if event.get("id") not in forgotten:
+            if kind == "ActionEvent":
+                blocks = _action(event, i)
+                if blocks is not None:
+                    names[event["tool_call_id"]] = event["tool_name"]
+            elif kind in _RESULTS:
+                blocks = _result(event, names)
+            elif kind == "MessageEvent" and isinstance(event.get("llm_message"), dict):
+                llm = event["llm_message"]
+                texts = _texts(llm.get("content"))
+                if texts is not None and llm.get("role") in ("user", "assistant", "system"):
+                    role = llm["role"]
+                    blocks = [{"type": "text", "text": t} for t in texts]
+        if blocks is None:
+            run.append(event)
+            continue
+        if run:
+            out.append(carrier(FORMAT, run, seen))
+            run = []
+        neutral = {"id": str(event["id"]), "role": role, "content": blocks}
+        out.append(attach_meta(neutral, FORMAT, {"event": copy.deepcopy(event)}))
+    if run:
+        out.append(carrier(FORMAT, run, seen))
+    return mark_pending(out)
+
+
+def _with_result(event: dict[str, Any], block: Block, i: int, j: int) -> dict[str, Any]:
+    text = text_of_output(block["output"])
+    if text is None:
+        raise SnapshotError(
+            "a tool result's output must be text for OpenHands", message=i, block=j, field="output"
+        )
+    field = _RESULTS[event["kind"]]
+    if field != "observation":
+        if event.get(field) != text:
+            event[field] = text
+        return event
+    observation = event[field]
+    texts = _texts(observation.get("content")) or []
+    if "\n".join(texts) != text:
+        first = observation["content"][0] if observation.get("content") else {"type": "text"}
+        observation["content"] = [{**first, "text": text}]
+    return event
+
+
+def _convert(message: Message, i: int) -> list[dict[str, Any]]:
+    event = copy.deepcopy(format_meta(message, FORMAT).get("event"))
+    calls = [b for b in message["content"] if b["type"] == "tool_call"]
+    results = [(j, b) for j, b in enumerate(message["content"]) if b["type"] == "tool_result"]
+    texts = [b["text"] for b in message["content"] if b["type"] == "text"]
+    if isinstance(event, dict) and event.get("kind") == "ActionEvent":
+        if calls:
+            return [event]
+        if not texts:
+            return []
+        # the call went: what is left (its thought, a tombstone) is said as an agent message
+        return [_message_event(event, "assistant", texts)]
+    if isinstance(event, dict) and event.get("kind") in _RESULTS:
+        return [_with_result(event, results[0][1], i, results[0][0])] if results else []
+    if isinstance(event, dict) and event.get("kind") == "MessageEvent":
+        original = _texts(event["llm_message"].get("content"))
+        if original == texts:
+            return [event]
+        return [_message_event(event, message["role"], texts)]
+    if calls or results:
+        raise SnapshotError("a tool call or result with no OpenHands event to write it as", message=i)
+    return [_message_event({"id": message.get("id", f"m{i}"), "source": "agent"}, message["role"], texts)]
+
+
+def _message_event(event: dict[str, Any], role: str, texts: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {"kind": "MessageEvent", "id": event.get("id")}
+    if "timestamp" in event:
+        out["timestamp"] = event["timestamp"]
+    out["source"] = "user" if role == "user" else "agent"
+    out["llm_message"] = {"role": role, "content": [{"type": "text", "text": t} for t in texts]}
+    return out
+
+
+def to_openhands(messages: Sequence[Any]) -> list[Any]:
+    """Convert neutral messages back to OpenHands SDK events (the inverse of `from_openhands`).
+
+    Unchanged events come back as they were; a shortened result replaces its observation's text; an
+    action whose call was dropped but whose thought (or a tombstone) stays becomes a ``MessageEvent``
+    from the agent with that text, so no event holds a call without its observation.
+    """
+    out: list[Any] = []
+    for i, message in enumerate(neutral_input(messages)):
+        value = carried(message, FORMAT) if isinstance(message, dict) else None
+        if value is not None:
+            out.extend(value)
+        else:
+            out.extend(_convert(message, i))
+    return out
