@@ -105,7 +105,8 @@ def test_records_and_archive_rebuild_each_run_up_to_its_last_compaction(
         last_ref = [r.archive_ref for r in records if r.scope == scope.as_dict()][-1]
         last = asyncio.run(archive.restore(scope, last_ref))
         assert canonical_json(last) != canonical_json(trajectory.messages)
-        assert any(is_tombstone(block) for message in last for block in message["content"]) == (n == 1)
+        # mini-swe-agent's commands are in its prose: a drop leaves the call and a stub, never a tombstone
+        assert not any(is_tombstone(block) for message in last for block in message["content"])
 
 
 @pytest.mark.data
@@ -141,7 +142,7 @@ def test_a_history_rewritten_between_compactions_restarts_the_run(tmp_path: Path
     outcomes = _host(run, "rewritten", archive, tmp_path / "audit.jsonl", rewrite=True)
     first = outcomes[0].plan
     assert first is not None
-    assert {tt.Action.DROP_CALL, tt.Action.DROP_RESULT} <= {d.action for d in first.decisions}
+    assert {tt.Action.DROP_CALL, tt.Action.DROP_RESULT} & {d.action for d in first.decisions}
 
     rebuilt = asyncio.run(archived_runs(read_files([tmp_path / "audit.jsonl"]).records, archive))
     assert len(rebuilt.problems) == 1 and "team/coder/rewritten: restarted at snapshot" in rebuilt.problems[0]
@@ -195,7 +196,7 @@ def test_fit_reads_the_trajectory_files_of_a_folder(tmp_path: Path) -> None:
     assert "skipped" in done.stderr and "resolved.json" in done.stderr and "LICENSE" not in done.stderr
     # Named on its own, the same file is an error.
     named = _fit(tmp_path, str(folder / "resolved.json"), "-o", str(tmp_path / "m.json"))
-    assert named.returncode == 2 and "resolved.json: expected a list of messages" in named.stderr
+    assert named.returncode == 2 and "resolved.json: a JSON object with keys resolved" in named.stderr
 
 
 @pytest.mark.data

@@ -298,9 +298,11 @@ def test_held_out_frontier_slice_beats_masking() -> None:
         for n in (3, 5, 10):
             masked = evaluate(mine, keep_last(n))
             assert not (masked.recall >= ours.recall and masked.removed >= ours.removed), (dataset, n)
-    # The token budget (compact to 2/3) keeps more than masking's curve at the size it reaches.
+    # The token budget (compact to 4/5) keeps more than masking's curve at the size it reaches. Not 2/3:
+    # mini-swe-agent's commands are in its prose, so a drop keeps the call and leaves a stub, and 2/3 is
+    # past what most of these histories can reach.
     mini = [c for c in selected if c.trajectory.dataset == "mini-swe-agent"]
-    budgeted = held_out_point(mini, models, 2, budget_share=2 / 3)
+    budgeted = held_out_point(mini, models, 2, budget_share=0.8)
     curve = sorted((p.removed, p.recall) for p in (evaluate(mini, keep_last(n)) for n in (3, 5, 10, 15)))
     below = max((x, y) for x, y in curve if x <= budgeted.removed)
     above = min((x, y) for x, y in curve if x >= budgeted.removed)

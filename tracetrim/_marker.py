@@ -80,8 +80,29 @@ def shortened_note(
     )
 
 
+_REMOVED_NOTE = re.compile(
+    re.escape(MARKER_PREFIX) + r".* call (?P<call_id>\S+) \((?P<chars>\d+) characters\) was removed; "
+    r"recall it by call id\.\]$",
+    re.DOTALL,
+)
+
+
+def removed_note(tool: str, call_id: str, original_chars: int) -> str:
+    """The stub left for the result of a dropped call that stays in the agent's prose (`is_prose_action`):
+    short, since it stands where masking would leave a placeholder; the call id is all a recall needs."""
+    return (
+        f"{MARKER_PREFIX}{tool} call {call_id} ({original_chars} characters) was removed; "
+        "recall it by call id.]"
+    )
+
+
 def parse_shortened_note(text: str) -> ShortenedNote | None:
-    """The note that ends ``text`` (the last one, as the rebuild stage appends it); None if it has none."""
+    """The note that ends ``text`` (the last one, as the rebuild stage appends it); None if it has none.
+
+    A `removed_note` names no archive reference (``""``): a recall searches the scope's snapshots."""
+    removed = _REMOVED_NOTE.match(text)
+    if removed is not None:
+        return ShortenedNote(removed.group("call_id"), int(removed.group("chars")), "")
     found = None
     for found in _SHORTENED_NOTE.finditer(text):  # noqa: B007 - the last note is the one rebuild appended
         continue

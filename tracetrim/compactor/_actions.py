@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from tracetrim._marker import tombstone_block
+from tracetrim._marker import is_prose_action, removed_note, tombstone_block
 from tracetrim._render import block_text
 from tracetrim._snapshot import Message
 from tracetrim._tokens import TokenCounter
@@ -130,18 +130,25 @@ def pair_costs(
         shortened = None
         if trial.applied[pair.key][0] is Action.DROP_RESULT:
             shortened = count(block_text(trial.messages[ri]["content"][rj]))
+        call_tokens = count(block_text(messages[ci]["content"][cj]))
+        if is_prose_action(messages[ci]["content"][cj]):
+            # a drop keeps the call (its command is the agent's own text) and leaves a stub result
+            left = count(removed_note(pair.tool, pair.call_id, pair.result_chars))
+            call_tokens = 0
+        elif tombstones:
+            left = count(block_text(tombstone_block(pair.tool, pair.call_id, pair.input, ref)))
+        else:
+            left = 0
         costs.append(
             PairCost(
                 key=pair.key,
                 order=order,
                 keep_call=probabilities[f"call_{pair.key}"],
                 keep_result=probabilities[f"result_{pair.key}"],
-                call_tokens=count(block_text(messages[ci]["content"][cj])),
+                call_tokens=call_tokens,
                 result_tokens=count(block_text(messages[ri]["content"][rj])),
                 shortened=shortened,
-                tombstone=count(block_text(tombstone_block(pair.tool, pair.call_id, pair.input, ref)))
-                if tombstones
-                else 0,
+                tombstone=left,
             )
         )
     return costs

@@ -90,7 +90,8 @@ class PairCost:
     result_tokens: int
     shortened: int | None
     tombstone: int = 0
-    """Tokens of what a drop leaves behind (the tombstone; 0 without one)."""
+    """Tokens of what a drop leaves behind: the tombstone (0 without one), or the stub result of a call in
+    the assistant's prose (whose ``call_tokens`` are then 0: the call stays)."""
 
 
 @attrs.frozen(kw_only=True)

@@ -9,7 +9,14 @@ from typing import Any
 import attrs
 
 from tracetrim._json import canonical_length
-from tracetrim._marker import MARKER_KEY, is_prose_action, shortened_mark, shortened_note, tombstone_block
+from tracetrim._marker import (
+    MARKER_KEY,
+    is_prose_action,
+    removed_note,
+    shortened_mark,
+    shortened_note,
+    tombstone_block,
+)
 from tracetrim._snapshot import Block, Message
 from tracetrim.compactor._excerpt import Salience, excerpt, excerpt_shorter_than
 from tracetrim.compactor._outcome import Action
@@ -120,7 +127,7 @@ def _stub_block(block: Block, pair: Pair, ref: str) -> Block | None:
     """A dropped prose action's result: the note alone, saying what went and how to recall it (None when
     that is not shorter). The call stays: its command is part of what the agent said."""
     assert pair.result_text is not None
-    text = shortened_note(pair.tool, pair.call_id, pair.result_chars, 0, ref)
+    text = removed_note(pair.tool, pair.call_id, pair.result_chars)
     return _with_output(block, text, pair, ref) if len(text) < len(pair.result_text) else None
 
 

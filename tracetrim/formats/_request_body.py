@@ -14,6 +14,7 @@ from typing import Any
 
 from tracetrim._snapshot import Message, SnapshotError
 from tracetrim.formats._carrier import carrier, document_fields, fill_document, split_carriers
+from tracetrim.formats._common import ValidatedHistory
 
 FORMAT = "request_body"
 
@@ -44,7 +45,8 @@ def write_request(messages: Sequence[Any], write: Write) -> dict[str, Any]:
     """Neutral ``messages`` written with ``write``; with a carried body, the whole body with the written
     list (and fields the writer gives, such as ``system``) in their places."""
     documents, rest = split_carriers(messages, FORMAT)
-    written = write(rest)
+    # a runner's validated history stays one without its carrier, so the writer does not validate it again
+    written = write(ValidatedHistory(rest) if type(messages) is ValidatedHistory else rest)
     if not documents:
         return written
     if len(documents) > 1:
