@@ -136,7 +136,10 @@ def test_a_missing_snapshot_leaves_its_run_out_and_says_so(
 
 
 @pytest.mark.data
-def test_a_history_rewritten_between_compactions_restarts_the_run(tmp_path: Path) -> None:
+def test_a_history_rewritten_between_compactions_keeps_its_run(tmp_path: Path) -> None:
+    """mini-swe-agent's commands are in its prose, so its compactions shorten and stub results but
+    remove no message: a history rewritten in between still derives from the snapshot, and every
+    result comes back."""
     run = mini_swe_agent(require_data(DATA / "mini-swe-agent"), limit=1)[0]
     archive = FileArchive(tmp_path / "archive")
     outcomes = _host(run, "rewritten", archive, tmp_path / "audit.jsonl", rewrite=True)
@@ -145,12 +148,11 @@ def test_a_history_rewritten_between_compactions_restarts_the_run(tmp_path: Path
     assert {tt.Action.DROP_CALL, tt.Action.DROP_RESULT} & {d.action for d in first.decisions}
 
     rebuilt = asyncio.run(archived_runs(read_files([tmp_path / "audit.jsonl"]).records, archive))
-    assert len(rebuilt.problems) == 1 and "team/coder/rewritten: restarted at snapshot" in rebuilt.problems[0]
+    assert rebuilt.problems == []
     (trajectory,) = rebuilt.trajectories
     assert trajectory.messages[1]["content"] == [{"type": "text", "text": "The task, summarised."}]
-    # What the first compaction shortened is back; what it dropped had no place left to go back to.
     assert not any(is_shortened(b) for m in trajectory.messages for b in m["content"])
-    assert len(trajectory.messages) < 3 * len(run.messages) // 4
+    assert len(trajectory.messages) == 3 * len(run.messages) // 4
 
 
 def _fit(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:

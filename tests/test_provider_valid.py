@@ -236,3 +236,30 @@ def test_a_breakpoint_goes_with_its_dropped_block() -> None:
     assert [r["tool_use_id"] for r in results] == ["B"], "the plan was meant to drop A alone"
     assert "cache_control" not in results[0]
     rules.check_anthropic(written)
+
+
+def test_a_dropped_command_keeps_its_turn_and_a_stub_that_recalls() -> None:
+    """mini-swe-agent's command is in the agent's prose: a drop leaves the call and a short stub that
+    names the call id; the stub reads back as already shortened and rehydrates to the original."""
+    from tracetrim._marker import is_prose_action, parse_shortened_note
+    from tracetrim.archive import rehydrate
+    from tracetrim.harness_adapter import restore_markers
+
+    messages = [
+        {"role": "system", "content": "You are a helpful assistant."},
+        {"role": "user", "content": "<pr_description>fix the parser</pr_description>"},
+        {"role": "assistant", "content": "THOUGHT: look.\n\n```bash\ncat src/parser.py\n```"},
+        {"role": "user", "content": "<returncode>0</returncode>\n<output>\n" + "x = 1\n" * 300 + "</output>"},
+        {"role": "assistant", "content": "THOUGHT: run.\n\n```bash\npytest -q\n```"},
+        {"role": "user", "content": "<returncode>0</returncode>\n<output>\n1 passed\n</output>"},
+    ]
+    neutral = HISTORY_FORMATS["mini-swe-agent"].read(messages)
+    assert is_prose_action(neutral[2]["content"][1])
+    compacted = compact(neutral, {"actions": ["keep", "drop_call"], "tombstones": True, "recent": 2})
+    written = HISTORY_FORMATS["mini-swe-agent"].write(compacted)["messages"]
+    assert written[2] == messages[2], "the agent's own turn must not change"
+    note = parse_shortened_note(written[3]["content"])
+    assert note is not None and note.call_id == "mswe-2" and len(written[3]["content"]) < 120
+    # read back, the mark is re-derived from the stub's text as for any format without block metadata
+    again = restore_markers(HISTORY_FORMATS["mini-swe-agent"].read(written))
+    assert rehydrate(again, neutral) == neutral
