@@ -263,3 +263,48 @@ def test_a_dropped_command_keeps_its_turn_and_a_stub_that_recalls() -> None:
     # read back, the mark is re-derived from the stub's text as for any format without block metadata
     again = restore_markers(HISTORY_FORMATS["mini-swe-agent"].read(written))
     assert rehydrate(again, neutral) == neutral
+
+
+def _claude_code_session(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """A Claude Code session JSONL (entries chained by ``parentUuid``) holding ``body``'s turns."""
+    entries: list[dict[str, Any]] = [{"type": "summary", "summary": "a session", "leafUuid": "u-0"}]
+    parent = None
+    for n, message in enumerate(body["messages"]):
+        uuid = f"u-{n}"
+        entry: dict[str, Any] = {
+            "parentUuid": parent,
+            "isSidechain": False,
+            "sessionId": "s-1",
+            "type": message["role"],
+            "message": dict(message),
+            "uuid": uuid,
+            "timestamp": f"2025-10-02T09:{n:02d}:00.000Z",
+        }
+        entries.append(entry)
+        parent = uuid
+    return entries
+
+
+@_SETTINGS
+@given(body=histories.anthropic_requests(), plan=_plans)
+def test_claude_code_sessions_stay_valid(body: dict[str, Any], plan: dict[str, Any]) -> None:
+    """What Claude Code sends from a session is its entries' messages: they keep Anthropic's rules."""
+    entries = _claude_code_session(body)
+    shape = HISTORY_FORMATS["claude-code"]
+    written = shape.write(compact(shape.read(entries, {}), plan))["messages"]
+    sent = [e["message"] for e in written if e.get("type") in ("user", "assistant")]
+    rules.check_anthropic({"model": body["model"], "max_tokens": body["max_tokens"], "messages": sent})
+    assert detect_format(written) == "claude-code"
+
+
+@_SETTINGS
+@given(items=histories.responses_inputs(), plan=_plans)
+def test_codex_rollouts_stay_valid(items: list[dict[str, Any]], plan: dict[str, Any]) -> None:
+    """What Codex sends from a rollout is its ``response_item`` payloads: they keep the Responses rules."""
+    lines = [{"timestamp": "2025-10-02T10:00:00.000Z", "type": "session_meta", "payload": {"id": "s"}}]
+    lines += [{"timestamp": "2025-10-02T10:01:00.000Z", "type": "response_item", "payload": i} for i in items]
+    shape = HISTORY_FORMATS["codex"]
+    written = shape.write(compact(shape.read(lines, {}), plan))["messages"]
+    payloads = [line["payload"] for line in written if line["type"] == "response_item"]
+    rules.check_responses(payloads, items)
+    assert detect_format(written) == "codex"
