@@ -31,6 +31,7 @@ from tracetrim.archive._recall import RecallTool
 from tracetrim.archive._redis_store import RedisStore
 from tracetrim.archive._rehydrate import rehydrate
 from tracetrim.archive._retention import prune
+from tracetrim.archive._sent import SentDocument, restore_sent
 from tracetrim.archive._sqlite_store import SQLiteStore
 from tracetrim.archive._store import KeyValueStore, StoredItem
 from tracetrim.archive._url import ARCHIVE_SCHEMES, ArchiveUrlError, close_archive, open_archive
@@ -60,6 +61,7 @@ __all__ = [
     "RedisStore",
     "SQLiteStore",
     "ScopeMismatchError",
+    "SentDocument",
     "StoredItem",
     "UnsafePathError",
     "check_ref",
@@ -68,6 +70,7 @@ __all__ = [
     "prune",
     "rehydrate",
     "restore_calls",
+    "restore_sent",
     "snapshot_document",
     "snapshot_ref",
 ]

@@ -11,11 +11,13 @@ from tracetrim._scope import Scope
 from tracetrim._snapshot import Message, SnapshotError, check_messages, unencodable_error
 from tracetrim.archive._errors import ArchiveCorruptedError, ArchiveLimitError, ScopeMismatchError
 from tracetrim.archive._protocol import SNAPSHOT_VERSION, EncodedSnapshot, scope_label, snapshot_document
+from tracetrim.archive._sent import SentDocument, sent_of
 
 __all__ = [
     "EncodedSnapshot",
     "check_encoded",
     "check_size",
+    "decode_sent",
     "decode_snapshot",
     "encode_history",
     "encode_snapshot",
@@ -65,6 +67,16 @@ def check_size(scope: Scope, ref: str, size: int, max_bytes: int) -> None:
 
 def decode_snapshot(scope: Scope, ref: str, data: bytes, max_bytes: int) -> list[Message]:
     """Verify size, digest, version and scope of stored bytes and return the history they hold."""
+    messages: list[Message] = _verified(scope, ref, data, max_bytes)["messages"]
+    return messages
+
+
+def decode_sent(scope: Scope, ref: str, data: bytes, max_bytes: int) -> SentDocument:
+    """The document as it was sent that verified stored bytes hold (`ArchiveNotFoundError` if none)."""
+    return sent_of(_verified(scope, ref, data, max_bytes), f"snapshot {ref} in {scope_label(scope)}")
+
+
+def _verified(scope: Scope, ref: str, data: bytes, max_bytes: int) -> dict[str, Any]:
     check_size(scope, ref, len(data), max_bytes)
     where = f"snapshot {ref} in {scope_label(scope)}"
     if sha256_hex(data) != ref:
@@ -89,4 +101,4 @@ def decode_snapshot(scope: Scope, ref: str, data: bytes, max_bytes: int) -> list
         check_messages(messages)  # bytes written under their own digest are not proof of a history
     except SnapshotError as exc:
         raise ArchiveCorruptedError(f"{where} is corrupted: {exc}") from None
-    return messages
+    return document

@@ -24,6 +24,7 @@ from tracetrim.archive._document import (
     EncodedSnapshot,
     check_encoded,
     check_size,
+    decode_sent,
     decode_snapshot,
     encode_history,
 )
@@ -34,6 +35,7 @@ from tracetrim.archive._errors import (
     UnsafePathError,
 )
 from tracetrim.archive._protocol import DEFAULT_MAX_BYTES, ArchiveEntry, check_ref, scope_key, scope_label
+from tracetrim.archive._sent import SentDocument
 
 _TMP_PREFIX = ".tmp-"
 # Temp files live in a folder of their own so that finding leftovers, which every save does, does not
@@ -322,9 +324,17 @@ class FileArchive:
     async def restore(self, scope: Scope, ref: str) -> list[Message]:
         """The verified history saved under ``ref`` in ``scope``."""
         check_ref(ref)
-        return await asyncio.to_thread(self._restore, scope, ref)
+        data = await asyncio.to_thread(self._read, scope, ref)
+        return decode_snapshot(scope, ref, data, self.max_bytes)
 
-    def _restore(self, scope: Scope, ref: str) -> list[Message]:
+    async def restore_sent(self, scope: Scope, ref: str) -> SentDocument:
+        """The document as it was sent, saved with the history under ``ref``, verified, byte for byte
+        (`ArchiveNotFoundError` when the snapshot holds none)."""
+        check_ref(ref)
+        data = await asyncio.to_thread(self._read, scope, ref)
+        return decode_sent(scope, ref, data, self.max_bytes)
+
+    def _read(self, scope: Scope, ref: str) -> bytes:
         where = f"snapshot {ref} in {scope_label(scope)}"
         try:
             dir_fd = self._scope_dir(scope, False)
@@ -348,7 +358,7 @@ class FileArchive:
             if exc.errno == errno.ELOOP:
                 raise ArchiveCorruptedError(f"{where} is a symlink; refused") from None
             raise ArchiveError(f"could not read {where}: {exc}") from exc
-        return decode_snapshot(scope, ref, data, self.max_bytes)
+        return data
 
     def _in_scope(self, scope: Scope, what: str, work: Callable[[int], _T], absent: _T) -> _T:
         """Run ``work`` on the scope folder's descriptor, opened and closed in this one thread.

@@ -9,9 +9,16 @@ from typing import TypeVar
 from tracetrim._scope import Scope
 from tracetrim._snapshot import Message
 from tracetrim._validators import FieldTypeError, FieldValueError
-from tracetrim.archive._document import EncodedSnapshot, check_encoded, decode_snapshot, encode_snapshot
+from tracetrim.archive._document import (
+    EncodedSnapshot,
+    check_encoded,
+    decode_sent,
+    decode_snapshot,
+    encode_snapshot,
+)
 from tracetrim.archive._errors import ArchiveCorruptedError, ArchiveError, ArchiveNotFoundError
 from tracetrim.archive._protocol import DEFAULT_MAX_BYTES, ArchiveEntry, check_ref, scope_key, scope_label
+from tracetrim.archive._sent import SentDocument
 from tracetrim.archive._store import KeyValueStore
 
 _STORE_METHODS = ("create_if_absent", "get", "delete", "scan")
@@ -97,13 +104,23 @@ class KeyValueArchive:
 
     async def restore(self, scope: Scope, ref: str) -> list[Message]:
         """The verified history saved under ``ref`` in ``scope``."""
+        data = await self._read(scope, ref)
+        return await asyncio.to_thread(decode_snapshot, scope, ref, data, self.max_bytes)
+
+    async def restore_sent(self, scope: Scope, ref: str) -> SentDocument:
+        """The document as it was sent, saved with the history under ``ref``, verified, byte for byte
+        (`ArchiveNotFoundError` when the snapshot holds none)."""
+        data = await self._read(scope, ref)
+        return await asyncio.to_thread(decode_sent, scope, ref, data, self.max_bytes)
+
+    async def _read(self, scope: Scope, ref: str) -> bytes:
         check_ref(ref)
         data = await _calling(
             self.store.get(self._prefix(scope) + ref), f"read snapshot {ref} in {scope_label(scope)}"
         )
         if data is None:
             raise ArchiveNotFoundError(f"no snapshot {ref} in {scope_label(scope)}")
-        return await asyncio.to_thread(decode_snapshot, scope, ref, data, self.max_bytes)
+        return data
 
     async def list(self, scope: Scope) -> list[ArchiveEntry]:
         """The snapshots of ``scope``, oldest first."""

@@ -12,6 +12,7 @@ from tracetrim._json import canonical_bytes, digest
 from tracetrim._scope import Scope
 from tracetrim._snapshot import Message
 from tracetrim.archive._errors import ArchiveError, InvalidReferenceError
+from tracetrim.archive._sent import SENT_KEY, SentDocument
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -35,19 +36,32 @@ DEFAULT_MAX_BYTES = 20_000_000
 _REF = re.compile(r"[0-9a-f]{64}")
 
 
-def snapshot_document(scope: Scope, messages: Sequence[Message]) -> dict[str, Any]:
-    """The archived document: format version, scope and the full history."""
-    return {"version": SNAPSHOT_VERSION, "scope": scope.as_dict(), "messages": list(messages)}
+def snapshot_document(
+    scope: Scope, messages: Sequence[Message], sent: SentDocument | None = None
+) -> dict[str, Any]:
+    """The archived document: format version, scope, the full history and, when given, the document as
+    it was sent (`SentDocument`)."""
+    document: dict[str, Any] = {
+        "version": SNAPSHOT_VERSION,
+        "scope": scope.as_dict(),
+        "messages": list(messages),
+    }
+    if sent is not None:
+        document[SENT_KEY] = sent.as_json()
+    return document
 
 
-def snapshot_frame(scope: Scope) -> tuple[bytes, bytes]:
+def snapshot_frame(scope: Scope, sent: SentDocument | None = None) -> tuple[bytes, bytes]:
     """The canonical snapshot document's bytes before its first message and after its last.
 
     ``head + b",".join(canonical_bytes(m) for m in messages) + tail`` is
     ``canonical_bytes(snapshot_document(scope, messages))`` (sorted keys put ``messages`` first), so a
     history encoded message by message is stored and referenced without being encoded again.
     """
-    tail = b'],"scope":' + canonical_bytes(scope.as_dict()) + b',"version":' + b"%d}" % SNAPSHOT_VERSION
+    tail = b'],"scope":' + canonical_bytes(scope.as_dict())
+    if sent is not None:  # sorted keys: "sent" sits between "scope" and "version"
+        tail += b',"sent":' + canonical_bytes(sent.as_json())
+    tail += b',"version":' + b"%d}" % SNAPSHOT_VERSION
     return b'{"messages":[', tail
 
 

@@ -11,11 +11,23 @@ from typing import Any
 
 from tracetrim._scope import Scope
 from tracetrim._snapshot import SnapshotError
-from tracetrim.archive import Archive, ArchiveError, check_ref, prune, restore_calls
+from tracetrim.archive import (
+    Archive,
+    ArchiveError,
+    ArchiveNotFoundError,
+    SentDocument,
+    check_ref,
+    prune,
+    restore_calls,
+    restore_sent,
+)
 from tracetrim.cli._archive_args import add_archive_arguments, with_archive
 from tracetrim.cli._arg_types import non_negative_float, non_negative_int
 from tracetrim.cli._errors import CliError
 from tracetrim.formats import HISTORY_FORMATS
+
+SENT = "sent"
+"""``restore --format sent``: the document exactly as it was sent."""
 
 
 def _print_json(value: Any) -> None:
@@ -39,13 +51,30 @@ def _restore(args: argparse.Namespace) -> int:
         if args.call_ids:
             calls = await restore_calls(archive, scope, ref, args.call_ids)
             return [blocks.as_dict() for blocks in calls]
+        if args.format != "neutral":
+            try:
+                sent = await restore_sent(archive, scope, ref)
+            except ArchiveNotFoundError:
+                if args.format == SENT:
+                    raise
+            else:
+                if args.format in (SENT, sent.format):
+                    return sent
+        if args.format == SENT:
+            raise CliError(f"snapshot {ref} holds no sent document; pass --format NAME")
         messages = await archive.restore(scope, ref)
         try:
             return HISTORY_FORMATS[args.format].write_messages(messages)
         except SnapshotError as exc:
             raise CliError(f"snapshot {ref} cannot be written as {args.format}: {exc}") from None
 
-    _print_json(asyncio.run(with_archive(args, restore)))
+    restored = asyncio.run(with_archive(args, restore))
+    if isinstance(restored, SentDocument):  # byte for byte, as it was sent
+        sys.stdout.flush()
+        sys.stdout.buffer.write(restored.data)
+        sys.stdout.buffer.flush()
+        return 0
+    _print_json(restored)
     return 0
 
 
@@ -99,9 +128,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     restore.add_argument(
         "--format",
-        choices=list(HISTORY_FORMATS),
+        choices=[SENT, *HISTORY_FORMATS],
         default="neutral",
-        help="write the history in this format (default: neutral), e.g. the one it was compacted from",
+        help=(
+            "write the history in this format (default: neutral); 'sent', or the format it was sent in, "
+            "writes the document exactly as it was sent (the file's bytes, every field) when the archive "
+            "kept it"
+        ),
     )
     restore.set_defaults(handler=_restore)
 

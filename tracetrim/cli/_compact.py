@@ -11,7 +11,7 @@ from typing import Any
 
 from tracetrim._contract import answer
 from tracetrim._convert import to_json_object
-from tracetrim.archive import close_archive
+from tracetrim.archive import SentDocument, close_archive
 from tracetrim.cli._archive_args import add_archive_arguments, archive_failures, open_scoped_archive
 from tracetrim.cli._errors import CliError
 from tracetrim.cli._formats import add_format_arguments, as_owned, default_tools, from_neutral, to_neutral
@@ -141,6 +141,7 @@ async def _compact_one(
         scope=scope,
         protected_message_ids=history.protected_message_ids,
         protected_call_ids=history.protected_call_ids,
+        sent=SentDocument(history.format, history.raw) if history.raw is not None else None,
     )
     try:
         outcome = await compactor.plan(request)

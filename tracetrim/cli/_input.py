@@ -47,6 +47,8 @@ class HistoryFile:
     document: Any = None
     """The JSON value this history was read from (the file, or its item of a list), for writing it back
     whole; None when the history was not read from a file."""
+    raw: bytes | None = attrs.field(default=None, repr=False)
+    """The file's exact bytes when this history is the whole file (None for an item of a list)."""
     goal: str = ""
     next_action: str = ""
     eligible_tools: tuple[str, ...] = ()
@@ -66,16 +68,17 @@ class HistoryFile:
         return f"{stem}-{item}.{suffix}" if dot and stem else f"{name}-{item}"
 
 
-def _load(source: str) -> tuple[str, Any]:
+def _load(source: str) -> tuple[str, Any, str]:
     try:
-        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+        # bytes, not read_text: newline translation would change what was sent (CRLF files)
+        text = sys.stdin.read() if source == "-" else Path(source).read_bytes().decode("utf-8")
     except FileNotFoundError:
         raise CliError(f"{source}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise CliError(f"{source}: cannot read ({exc})") from None
     name = "stdin" if source == "-" else source
     try:
-        return name, parse_history_text(text)
+        return name, parse_history_text(text), text
     except FormatError as exc:
         raise CliError(f"{name}: {exc}") from None
 
@@ -130,16 +133,20 @@ def read_histories(
 
     With ``fmt`` ``auto`` each one's format is told by shape and, with ``announce``, said on stderr.
     """
-    name, data = _load(source)
+    name, data, text = _load(source)
     out: list[HistoryFile] = []
-    for label, entry in _chosen(name, data, item, every):
+    chosen_items = _chosen(name, data, item, every)
+    for label, entry in chosen_items:
         chosen = fmt
         if fmt == "auto":
             try:
                 chosen = detect_format(entry)
             except FormatError as exc:
                 raise CliError(f"{label}: cannot tell the format ({exc}); pass --format") from None
-        out.append(_history(label, entry, chosen))
+        history = _history(label, entry, chosen)
+        if entry is data:  # the whole file: its exact bytes are what the user sent
+            history = attrs.evolve(history, raw=text.encode("utf-8"))
+        out.append(history)
     if announce and fmt == "auto":
         announce_formats(out)
     return out

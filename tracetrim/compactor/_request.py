@@ -9,6 +9,7 @@ import attrs
 
 from tracetrim._scope import Scope
 from tracetrim._validators import FieldTypeError, int_in
+from tracetrim.archive._sent import SentDocument
 
 
 def _ids(value: Any) -> tuple[str, ...]:
@@ -36,6 +37,14 @@ class CompactionRequest:
     )
     protected_message_ids: tuple[str, ...] = attrs.field(default=(), converter=_ids, kw_only=True)
     protected_call_ids: tuple[str, ...] = attrs.field(default=(), converter=_ids, kw_only=True)
+    sent: SentDocument | None = attrs.field(
+        default=None,
+        kw_only=True,
+        repr=False,
+        validator=attrs.validators.optional(attrs.validators.instance_of(SentDocument)),
+    )
+    """The document as the user sent it (the file's or request body's exact bytes and its format): an
+    ENFORCE plan archives it beside the neutral history, so a restore gives back exactly those bytes."""
     token_budget: int | None = attrs.field(
         default=None,
         kw_only=True,

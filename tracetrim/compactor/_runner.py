@@ -159,7 +159,7 @@ async def _run(
     # Each message is encoded (canonically) and hashed once, here: in the archive's frame the
     # fingerprint is the reference, and an archive that takes encoded snapshots stores these bytes.
     keep = execution.mode is Mode.ENFORCE and isinstance(archive, EncodedSnapshotArchive)
-    frame = snapshot_frame(scope) if scope is not None else LIST_FRAME
+    frame = snapshot_frame(scope, request.sent if keep else None) if scope is not None else LIST_FRAME
     try:
         transcript = load_transcript(request.messages, max_chars, frame=frame, keep_encoded=keep)
     except TranscriptTooLarge as exc:

@@ -19,6 +19,7 @@ from starlette.types import ASGIApp
 
 from tracetrim._contract import answer
 from tracetrim._convert import to_json_object
+from tracetrim._snapshot import SnapshotError
 from tracetrim.archive import (
     Archive,
     ArchiveCorruptedError,
@@ -29,9 +30,11 @@ from tracetrim.archive import (
     InvalidReferenceError,
     ScopeMismatchError,
     restore_calls,
+    restore_sent,
 )
 from tracetrim.compactor import Compactor, ExecutionOptions, Mode, Outcome
 from tracetrim.decision import DecisionModel, DecisionModelError, HistoryJudge, LexicalDecisionModel, from_env
+from tracetrim.formats import history_format
 from tracetrim.service._body import decode_content, read_limited, structure_async
 from tracetrim.service._errors import ApiError
 from tracetrim.service._guard import JEV_PREFIXES, RequestGuard, error_body
@@ -44,7 +47,7 @@ from tracetrim.service._jev import (
 )
 from tracetrim.service._planning import PlanningPool, loop_free
 from tracetrim.service._reme import parse_reme, previews_only, reme_envelope, reme_failure, written
-from tracetrim.service._requests import CompactCall, parse_compact, parse_list, parse_restore
+from tracetrim.service._requests import SENT_FORMAT, CompactCall, parse_compact, parse_list, parse_restore
 from tracetrim.service._settings import ServiceSettings
 
 SCHEMA_VERSION = 1
@@ -241,8 +244,38 @@ class _Service:
         if call.call_ids:
             blocks = await _archived(restore_calls(archive, call.scope, call.ref, call.call_ids))
             document["calls"] = [item.as_dict() for item in blocks]
+            return JSONResponse(document)
+        if call.format != "neutral":
+            try:
+                sent = await restore_sent(archive, call.scope, call.ref)
+            except ArchiveNotFoundError:
+                if call.format == SENT_FORMAT:
+                    raise ApiError(
+                        404,
+                        "archive_not_found",
+                        f"snapshot {call.ref} holds no sent document",
+                        field="archive_ref",
+                    ) from None
+            else:
+                if call.format in (SENT_FORMAT, sent.format):
+                    # a string, so the client gets exactly the text that was sent
+                    document.update(format=sent.format, sent=sent.data.decode("utf-8"))
+                    return JSONResponse(document)
+        messages = await _archived(archive.restore(call.scope, call.ref))
+        if call.format == "neutral":
+            document["messages"] = messages
         else:
-            document["messages"] = await _archived(archive.restore(call.scope, call.ref))
+            try:
+                document.update(
+                    format=call.format, messages=history_format(call.format).write_messages(messages)
+                )
+            except SnapshotError as exc:
+                raise ApiError(
+                    422,
+                    "invalid_field",
+                    f"the snapshot cannot be written as {call.format}: {exc}",
+                    field="format",
+                ) from None
         return JSONResponse(document)
 
     async def list_archive(self, request: Request) -> Response:

@@ -7,6 +7,7 @@ fault (``options.keep_threshold``, ``scope.user_id``, ``eligible_tool_names[1]``
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal, TypeVar
 
 import attrs
@@ -22,7 +23,7 @@ from tracetrim._input_convert import (
 )
 from tracetrim._scope import Scope
 from tracetrim._snapshot import EncodedHistory, SnapshotError, copy_messages
-from tracetrim.archive import ArchiveError, check_ref
+from tracetrim.archive import ArchiveError, SentDocument, check_ref
 from tracetrim.compactor import CompactionRequest, CompactorConfig, Mode
 from tracetrim.compactor._options import OPTION_FIELDS
 from tracetrim.formats import FormatError, HistoryFormat, detect_messages, history_format
@@ -84,11 +85,13 @@ class CompactBody:
 
 @attrs.frozen(kw_only=True)
 class RestoreBody:
-    """The body of `POST /v1/restore`: scope, reference and the call ids wanted (absent: all)."""
+    """The body of `POST /v1/restore`: scope, reference, the call ids wanted (absent: all) and the
+    format to answer in (absent: neutral; ``sent``: the history exactly as it was sent)."""
 
     scope: Scope
     archive_ref: str
     call_ids: tuple[NonEmptyStr, ...] | None = None
+    format: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -121,6 +124,7 @@ class RestoreCall:
     scope: Scope
     ref: str
     call_ids: tuple[str, ...] = ()
+    format: str = "neutral"
 
 
 def parse_body(data: Any, cl: type[T]) -> T:
@@ -231,10 +235,27 @@ def parse_compact(data: Any, *, max_budget_s: float) -> CompactCall:
         scope=body.scope,
         protected_message_ids=body.protected_message_ids or (),
         protected_call_ids=body.protected_call_ids or (),
+        sent=_sent(fmt, original, body.system) if mode is Mode.ENFORCE else None,
     )
     return CompactCall(
         request=request, config=config, mode=mode, budget_s=budget, format=fmt, original=original
     )
+
+
+def _sent(fmt: HistoryFormat, original: Any, system: Any) -> SentDocument | None:
+    """The history as the client sent it, archived beside the neutral snapshot: the ``messages`` array
+    (with Anthropic's ``system``) in its format. A body is parsed before it is read, so this is the
+    sent JSON value, encoded again (key order and values kept, not the body's whitespace)."""
+    document = original if system is None else {"system": system, "messages": original}
+    try:
+        data = json.dumps(document, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except (TypeError, ValueError):
+        return None
+    return SentDocument(fmt.name, data)
+
+
+SENT_FORMAT = "sent"
+"""``/v1/restore``'s ``format`` for the history exactly as it was sent."""
 
 
 def parse_restore(data: Any) -> RestoreCall:
@@ -246,7 +267,15 @@ def parse_restore(data: Any) -> RestoreCall:
         raise invalid("archive_ref", str(exc)) from None
     if body.call_ids is not None and not body.call_ids:
         raise invalid("call_ids", "must not be empty; leave it out to restore the whole snapshot")
-    return RestoreCall(scope=body.scope, ref=ref, call_ids=body.call_ids or ())
+    fmt = body.format or "neutral"
+    if fmt != SENT_FORMAT:
+        try:
+            history_format(fmt)
+        except FormatError as exc:
+            raise invalid("format", f"{exc}, or {SENT_FORMAT}") from None
+    if body.call_ids and fmt != "neutral":
+        raise invalid("format", "call_ids answers with the calls' neutral blocks; leave format out")
+    return RestoreCall(scope=body.scope, ref=ref, call_ids=body.call_ids or (), format=fmt)
 
 
 def parse_list(data: Any) -> Scope:
