@@ -273,3 +273,187 @@ def mini_swe_agent_trajectories(draw: st.DrawFn) -> dict[str, Any]:
         "messages": messages,
         "trajectory_format": "mini-swe-agent-1",
     }
+
+
+def _openhands_event(kind: str, n: int, source: str, **fields: Any) -> dict[str, Any]:
+    return {
+        "kind": kind,
+        "id": f"evt-{n}",
+        "timestamp": f"2025-10-02T11:{n % 60:02d}:00",
+        "source": source,
+        **fields,
+    }
+
+
+def _openhands_text(text: str) -> list[dict[str, Any]]:
+    return [{"cache_prompt": False, "type": "text", "text": text}]
+
+
+@st.composite
+def openhands_events(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """An OpenHands SDK event list (``openhands-sdk`` 1.58 ``openhands/sdk/event``): a system prompt, the
+    task, then LLM responses each written as a batch of ``ActionEvent`` sharing an ``llm_response_id`` (the
+    thought, reasoning and thinking blocks on the first only, as the SDK writes them) followed by one
+    observation-like event per action (``ObservationEvent``, ``AgentErrorEvent``,
+    ``UserRejectObservation``)."""
+    ids = _Ids()
+    events = [
+        _openhands_event(
+            "SystemPromptEvent", ids.next(), "agent", system_prompt={"type": "text", "text": "sys"}
+        ),
+        _openhands_event(
+            "MessageEvent",
+            ids.next(),
+            "user",
+            llm_message={"role": "user", "content": _openhands_text(draw(_text))},
+        ),
+    ]
+    for response in range(draw(st.integers(1, 6))):
+        actions = []
+        for k in range(draw(st.integers(1, 3))):
+            n = ids.next()
+            thinking = draw(st.booleans()) and k == 0
+            actions.append(
+                _openhands_event(
+                    "ActionEvent",
+                    n,
+                    "agent",
+                    thought=_openhands_text(draw(_text)) if k == 0 and draw(st.booleans()) else [],
+                    reasoning_content=draw(_text) if thinking else None,
+                    thinking_blocks=[{"type": "thinking", "thinking": "hmm", "signature": "c2ln"}]
+                    if thinking
+                    else [],
+                    responses_reasoning_item=None,
+                    action={"kind": "TerminalAction", "command": f"cat src/mod{n}.py"},
+                    tool_name="terminal",
+                    tool_call_id=f"toolu_{n:04d}",
+                    tool_call={
+                        "id": f"toolu_{n:04d}",
+                        "name": "terminal",
+                        "arguments": json.dumps({"command": f"cat src/mod{n}.py"}),
+                        "origin": "completion",
+                    },
+                    llm_response_id=f"resp-{response}",
+                )
+            )
+        events += actions
+        for action in actions:
+            call = action["tool_call_id"]
+            kind = draw(
+                st.sampled_from(
+                    ["ObservationEvent", "ObservationEvent", "AgentErrorEvent", "UserRejectObservation"]
+                )
+            )
+            fields: dict[str, Any] = {"tool_name": "terminal", "tool_call_id": call}
+            if kind == "ObservationEvent":
+                fields["observation"] = {
+                    "kind": "TerminalObservation",
+                    "content": _openhands_text(_output(draw, call)),
+                }
+                fields["action_id"] = action["id"]
+            elif kind == "UserRejectObservation":
+                fields["rejection_reason"] = _output(draw, call)
+                fields["action_id"] = action["id"]
+            else:
+                fields["error"] = _output(draw, call)
+            events.append(
+                _openhands_event(
+                    kind, ids.next(), "environment" if kind != "AgentErrorEvent" else "agent", **fields
+                )
+            )
+        if draw(st.booleans()):
+            events.append(
+                _openhands_event(
+                    "MessageEvent",
+                    ids.next(),
+                    "agent",
+                    llm_message={"role": "assistant", "content": _openhands_text(draw(_text))},
+                )
+            )
+    return events
+
+
+@st.composite
+def atif_trajectories(draw: st.DrawFn) -> dict[str, Any]:
+    """An ATIF v1.6 trajectory (the ``atif`` package's ``Trajectory``): sequential ``step_id``; agent steps
+    carry ``tool_calls`` and an ``observation`` whose results answer them by ``source_call_id``."""
+    ids = _Ids()
+    steps: list[dict[str, Any]] = [{"step_id": 1, "source": "user", "message": draw(_text)}]
+    for _ in range(draw(st.integers(1, 6))):
+        step: dict[str, Any] = {"step_id": len(steps) + 1, "source": "agent", "message": draw(_text)}
+        if draw(st.booleans()):
+            step["reasoning_content"] = draw(_text)
+        calls = []
+        for _ in range(draw(st.integers(0, 3))):
+            n = ids.next()
+            calls.append(
+                {"tool_call_id": f"call_{n:04d}", "function_name": draw(_tools), "arguments": _args(draw, n)}
+            )
+        if calls:
+            step["tool_calls"] = calls
+            step["observation"] = {
+                "results": [
+                    {"source_call_id": c["tool_call_id"], "content": _output(draw, c["tool_call_id"])}
+                    for c in calls
+                ]
+            }
+        steps.append(step)
+        if draw(st.booleans()):
+            steps.append({"step_id": len(steps) + 1, "source": "user", "message": draw(_text)})
+    return {
+        "schema_version": "ATIF-v1.6",
+        "session_id": "s-1",
+        "agent": {"name": "an-agent", "version": "1.0"},
+        "steps": steps,
+        "final_metrics": {"total_steps": len(steps)},
+    }
+
+
+@st.composite
+def tau2_messages(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """A tau2-bench simulation's messages (``tau2/data_model/message.py``): the agent's ``tool_calls``
+    (``id``, ``name``, ``arguments``, ``requestor: "assistant"``) each answered by a ``tool`` message with
+    that ``id``, alone or inside a ``MultiToolMessage``; the user simulator's own calls and results too."""
+    ids = _Ids()
+    turn = iter(range(100_000))
+    messages: list[dict[str, Any]] = [
+        {"role": "assistant", "content": "Hi! How can I help?", "tool_calls": None, "turn_idx": next(turn)},
+        {"role": "user", "content": draw(_text), "tool_calls": None, "turn_idx": next(turn)},
+    ]
+    for _ in range(draw(st.integers(1, 6))):
+        requestor = draw(st.sampled_from(["assistant", "assistant", "user"]))
+        calls = []
+        for _ in range(draw(st.integers(1, 3))):
+            n = ids.next()
+            calls.append(
+                {
+                    "id": f"call_{n:04d}",
+                    "name": draw(_tools),
+                    "arguments": _args(draw, n),
+                    "requestor": requestor,
+                }
+            )
+        messages.append({"role": requestor, "content": None, "tool_calls": calls, "turn_idx": next(turn)})
+        tools = [
+            {
+                "id": c["id"],
+                "role": "tool",
+                "content": _output(draw, c["id"]),
+                "requestor": requestor,
+                "error": False,
+            }
+            for c in calls
+        ]
+        if len(tools) > 1 and draw(st.booleans()):
+            messages.append({"role": "tool", "tool_messages": tools, "turn_idx": next(turn)})
+        else:
+            for tool in tools:
+                messages.append({**tool, "turn_idx": next(turn)})
+        messages.append(
+            {"role": "assistant", "content": draw(_text), "tool_calls": None, "turn_idx": next(turn)}
+        )
+        if draw(st.booleans()):
+            messages.append(
+                {"role": "user", "content": draw(_text), "tool_calls": None, "turn_idx": next(turn)}
+            )
+    return messages

@@ -1,4 +1,7 @@
-"""`tracetrim compact/offload/restore` on the real shared histories, in every format and archive URL."""
+"""`tracetrim compact/offload/restore` on history files of each format, in every format and archive URL.
+
+The files are the small hand-made ones in ``tests/data/whole_files`` (shapes of the real runs) or written
+from them; only the SWE-agent function-calling trajectory comes from the shared real runs."""
 
 from __future__ import annotations
 
@@ -14,16 +17,17 @@ from typing import Any
 import pytest
 
 from tests._archive_support import postgres_url, redis_namespace
-from tests.conftest import DATA, REPO, require_data
+from tests.conftest import DATA, REPO, SHAPES, require_data
 from tracetrim._json import canonical_bytes
 from tracetrim._snapshot import validate_messages
 from tracetrim.cli import main
 from tracetrim.formats import HISTORY_FORMATS, from_openai_chat
 
-TAU = DATA / "tau-bench" / "gpt-4o-airline.json"
-SWE_PLAIN = DATA / "swe-agent" / "ctf_crypto_eps.traj"
+FILES = SHAPES / "whole_files"
+SWE_PLAIN = FILES / "fix.traj"
 SWE_CALLS = DATA / "swe-agent" / "function_calling_simple.traj"
-MINI = DATA / "mini-swe-agent" / "psf__requests-1724.traj.json"
+MINI = FILES / "run.v1.traj.json"
+TAU_RUNS = 6
 
 
 def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -33,8 +37,9 @@ def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str,
 
 
 def _tau() -> list[dict[str, Any]]:
-    data: list[dict[str, Any]] = json.loads(require_data(TAU).read_text(encoding="utf-8"))
-    return data
+    """A tau-bench results list as tau-bench writes it: one item per task (the fixture's, renumbered)."""
+    item = json.loads((FILES / "airline.tau.json").read_text(encoding="utf-8"))
+    return [{**item, "task_id": n} for n in range(TAU_RUNS)]
 
 
 def _write(path: Path, value: Any) -> Path:
@@ -43,12 +48,12 @@ def _write(path: Path, value: Any) -> Path:
 
 
 def _inputs(tmp_path: Path) -> dict[str, tuple[Path, list[str]]]:
-    """One file per format: the shared data as it is, the others written from a real tau-bench run."""
+    """One file per format: the fixtures as they are, the others written from the tau-bench run."""
     neutral = from_openai_chat(_tau()[3]["traj"])
     return {
-        "tau-bench": (require_data(TAU), ["--item", "3"]),
-        "swe-agent": (require_data(SWE_PLAIN), []),
-        "mini-swe-agent": (require_data(MINI), []),
+        "tau-bench": (_write(tmp_path / "tau.json", _tau()), ["--item", "3"]),
+        "swe-agent": (SWE_PLAIN, []),
+        "mini-swe-agent": (MINI, []),
         "openai": (_write(tmp_path / "chat.json", _tau()[3]["traj"]), []),
         "anthropic": (
             _write(tmp_path / "anthropic.json", HISTORY_FORMATS["anthropic"].write_messages(neutral)),
@@ -90,7 +95,6 @@ def _paired(document: dict[str, Any]) -> list[dict[str, Any]]:
     return neutral
 
 
-@pytest.mark.data
 @pytest.mark.parametrize(
     "fmt",
     ["tau-bench", "swe-agent", "mini-swe-agent", "openai", "anthropic", "langchain", "responses", "neutral"],
@@ -144,7 +148,6 @@ def _scope() -> Iterator[list[str]]:
     yield ["--user", "cli-test", "--agent", "a", "--session", uuid.uuid4().hex]
 
 
-@pytest.mark.data
 @pytest.mark.parametrize("fmt", ["tau-bench", "swe-agent", "mini-swe-agent", "anthropic", "langchain"])
 def test_enforce_then_restore_gives_back_the_original(
     fmt: str, archive_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -168,7 +171,6 @@ def test_enforce_then_restore_gives_back_the_original(
         assert code == 0, err
 
 
-@pytest.mark.data
 @pytest.mark.parametrize(
     ("url", "says"),
     [("redis:/x", "two slashes"), ("bogus://x", "unknown scheme 'bogus'"), ("s3://b/k", "unknown scheme")],
@@ -203,22 +205,23 @@ def test_an_archive_that_is_down_is_one_line(tmp_path: Path, capsys: pytest.Capt
         assert code == 2 and "does not exist" in err
 
 
-@pytest.mark.data
 def test_a_list_of_trajectories_needs_item_or_all(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = _run(["compact", str(require_data(TAU)), "--eligible-tools", "*"], capsys)
+    tau = _write(tmp_path / "tau.json", _tau())
+    code, _, err = _run(["compact", str(tau), "--eligible-tools", "*"], capsys)
     assert code == 2
-    assert "a list of 200 tau-bench trajectories" in err and "--item N (0..199)" in err and "--all" in err
-    code, _, err = _run(["compact", str(TAU), "--item", "200", "--eligible-tools", "*"], capsys)
+    last = TAU_RUNS - 1
+    assert f"a list of {TAU_RUNS} tau-bench trajectories" in err and f"--item N (0..{last})" in err
+    assert "--all" in err
+    code, _, err = _run(["compact", str(tau), "--item", str(TAU_RUNS), "--eligible-tools", "*"], capsys)
     assert code == 2 and "out of range" in err
-    code, _, err = _run(["compact", str(require_data(MINI)), "--item", "0"], capsys)
+    code, _, err = _run(["compact", str(MINI), "--item", "0"], capsys)
     assert code == 2 and "this is one history" in err
-    code, _, err = _run(["compact", str(TAU), "--all", "--eligible-tools", "*"], capsys)
+    code, _, err = _run(["compact", str(tau), "--all", "--eligible-tools", "*"], capsys)
     assert code == 2 and "--all needs --output-dir" in err
-    code, _, err = _run(["offload", str(TAU), "--all"], capsys)
+    code, _, err = _run(["offload", str(tau), "--all"], capsys)
     assert code == 2 and "--item N" in err
 
 
-@pytest.mark.data
 def test_all_with_a_closing_summary_and_records(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     five = _write(tmp_path / "tau5.json", _tau()[:5])
     records = tmp_path / "records.jsonl"
@@ -241,7 +244,6 @@ def test_all_with_a_closing_summary_and_records(tmp_path: Path, capsys: pytest.C
     assert code == 0 and "5" in out, err
 
 
-@pytest.mark.data
 def test_progress_bar_only_on_a_terminal(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -256,7 +258,6 @@ def test_progress_bar_only_on_a_terminal(
     assert code == 0 and err.count("\r[") == 3 and err.endswith("] 3/3\n")
 
 
-@pytest.mark.data
 def test_minimum_reduction_decides_what_is_adopted(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -274,9 +275,8 @@ def test_minimum_reduction_decides_what_is_adopted(
     assert code == 2 and "minimum_reduction" in err
 
 
-@pytest.mark.data
 def test_a_token_budget_on_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = require_data(MINI)
+    path = MINI
     argv = ["compact", str(path), "--trigger-tokens", "1000000", "--target-tokens", "1"]
     code, out, err = _run(argv, capsys)
     below = json.loads(out)
@@ -300,11 +300,10 @@ def test_a_token_budget_on_the_command_line(tmp_path: Path, capsys: pytest.Captu
     assert exited.value.code == 2 and "--trigger-tokens: must not be negative" in capsys.readouterr().err
 
 
-@pytest.mark.data
 def test_offload_speaks_the_files_format_and_restores_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = require_data(SWE_PLAIN)
+    path = SWE_PLAIN
     url = f"sqlite:{tmp_path / 'a.db'}"
     with _scope() as scope:
         argv = ["offload", str(path), "--mode", "compact", "--trigger-tokens", "100"]

@@ -1,4 +1,5 @@
-"""The format table: each format is told by shape, and reads and writes back losslessly on real data."""
+"""The format table: each format is told by shape, and reads and writes back losslessly (on the small
+fixtures in ``tests/data/whole_files``, and on every real run in the shared data)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import DATA, require_data
+from tests.conftest import DATA, SHAPES, require_data
 from tracetrim._json import canonical_bytes
 from tracetrim._snapshot import SnapshotError, validate_messages
 from tracetrim.formats import (
@@ -25,14 +26,16 @@ from tracetrim.formats import (
     trajectory_list,
 )
 
-TAU = DATA / "tau-bench" / "gpt-4o-airline.json"
+FILES = SHAPES / "whole_files"
+TAU_RUNS = 6
 SWE = sorted((DATA / "swe-agent").glob("*.traj"))
 MINI = sorted((DATA / "mini-swe-agent").glob("*.traj.json"))
 
 
 def _tau() -> list[dict[str, Any]]:
-    data: list[dict[str, Any]] = json.loads(require_data(TAU).read_text(encoding="utf-8"))
-    return data
+    """A tau-bench results list: the fixture's item once per task id."""
+    item = json.loads((FILES / "airline.tau.json").read_text(encoding="utf-8"))
+    return [{**item, "task_id": n} for n in range(TAU_RUNS)]
 
 
 def _neutral_from_tau(n: int = 3) -> list[dict[str, Any]]:
@@ -40,10 +43,10 @@ def _neutral_from_tau(n: int = 3) -> list[dict[str, Any]]:
 
 
 def _documents() -> dict[str, Any]:
-    """One real history per format: the shared data as is, the others written from a tau-bench run."""
+    """One history per format: the fixtures as they are, the others written from the tau-bench run."""
     neutral = _neutral_from_tau()
-    swe = json.loads(require_data(SWE[0] if SWE else DATA / "swe-agent").read_text(encoding="utf-8"))
-    mini = json.loads(require_data(MINI[0] if MINI else DATA / "mini-swe-agent").read_text(encoding="utf-8"))
+    swe = json.loads((FILES / "fix.traj").read_text(encoding="utf-8"))
+    mini = json.loads((FILES / "run.v1.traj.json").read_text(encoding="utf-8"))
     return {
         "neutral": {"messages": neutral, "goal": "rebook"},
         "openai": _tau()[3]["traj"],
@@ -107,7 +110,6 @@ SHARED_FORMATS = (
 )
 
 
-@pytest.mark.data
 @pytest.mark.parametrize("name", SHARED_FORMATS)
 def test_each_format_is_told_by_shape_and_round_trips(name: str) -> None:
     document = _documents()[name]
@@ -125,7 +127,6 @@ def test_each_format_is_told_by_shape_and_round_trips(name: str) -> None:
     assert results and results <= calls
 
 
-@pytest.mark.data
 def test_bare_message_lists_are_told_apart() -> None:
     docs = _documents()
     assert detect_format(docs["anthropic"]["messages"]) == "anthropic"
@@ -140,13 +141,11 @@ def test_bare_message_lists_are_told_apart() -> None:
     assert detect_format([{"id": "m0", "role": "user", "content": text}]) == "neutral"
 
 
-@pytest.mark.data
 def test_a_list_of_trajectories_says_so_and_how_to_pick_one() -> None:
     data = _tau()
     assert trajectory_list(data) == "tau-bench"
-    with pytest.raises(
-        TrajectoryListError, match=r"list of 200 tau-bench trajectories.*--item N \(0\.\.199\).*--all"
-    ):
+    says = rf"list of {TAU_RUNS} tau-bench trajectories.*--item N \(0\.\.{TAU_RUNS - 1}\).*--all"
+    with pytest.raises(TrajectoryListError, match=says):
         detect_format(data)
     runs = [{"messages": m["messages"]} for m in [_documents()["mini-swe-agent"]] * 2]
     assert trajectory_list(runs) == "mini-swe-agent"
@@ -196,7 +195,6 @@ def test_mini_swe_agent_runs_round_trip_with_every_call_paired(path: Path) -> No
     assert fmt.read(data["messages"]) == neutral
 
 
-@pytest.mark.data
 def test_langchain_reads_dumpd_form_too() -> None:
     from langchain_core.load import dumpd
 
@@ -214,7 +212,6 @@ def test_langchain_reads_dumpd_form_too() -> None:
         from_langchain_json([{"type": "ai", "data": {"content": 3}}])
 
 
-@pytest.mark.data
 def test_anthropic_reads_the_top_level_system() -> None:
     doc = _documents()["anthropic"]
     fmt = HISTORY_FORMATS["anthropic"]

@@ -3,76 +3,16 @@ with every mix of actions, tombstones on and off, written back and checked by th
 
 from __future__ import annotations
 
-import asyncio
 import copy
-from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import given
 
-import tracetrim as tt
 from tests import _provider_histories as histories
 from tests import _provider_rules as rules
-from tracetrim.archive import KeyValueArchive, MemoryStore
-from tracetrim.decision import ScriptedDecisionModel
+from tests._compact_plans import SETTINGS, compact, plans, write_back
 from tracetrim.formats import HISTORY_FORMATS, detect_format, from_langchain, to_langchain
-
-_ACTIONS = {"keep": (0.9, 0.9), "drop_result": (0.9, 0.1), "drop_call": (0.1, 0.1)}
-_SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-_plans = st.fixed_dictionaries(
-    {
-        "actions": st.lists(st.sampled_from(sorted(_ACTIONS)), min_size=1, max_size=12),
-        "tombstones": st.booleans(),
-        "recent": st.integers(1, 3),
-    }
-)
-
-
-def _model(actions: list[str]) -> ScriptedDecisionModel:
-    def answer(name: str, question: Any, state: Mapping[str, Any]) -> float:
-        kind, _, key = name.partition("_")
-        p_call, p_result = _ACTIONS[actions[int(key.lstrip("t")) % len(actions)]]
-        return p_call if kind == "call" else p_result
-
-    return ScriptedDecisionModel(answer)
-
-
-def compact(neutral: list[dict[str, Any]], plan: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """``neutral`` compacted in ENFORCE by a scripted judge taking ``plan``'s actions, pair by pair."""
-    tools = {b["name"] for m in neutral for b in m["content"] if b["type"] == "tool_call"}
-    compactor = tt.Compactor(
-        _model(plan["actions"]),
-        config=tt.CompactorConfig(
-            eligible_tools=tools or {"none"},
-            preserve_recent_messages=plan["recent"],
-            minimum_reduction=0.0,
-            tombstones=plan["tombstones"],
-            deduplicate=False,
-        ),
-        execution=tt.ExecutionOptions(mode=tt.Mode.ENFORCE),
-        archive=KeyValueArchive(MemoryStore()),
-    )
-    request = tt.CompactionRequest(neutral, scope=tt.Scope("u", "a", "s"))
-    outcome = asyncio.run(compactor.plan(request))
-    assert outcome.status in (tt.Status.DECIDED, tt.Status.INCONCLUSIVE, tt.Status.SKIPPED), outcome
-    return (
-        outcome.plan.messages if outcome.plan is not None and outcome.status is tt.Status.DECIDED else neutral
-    )
-
-
-def _write_back(fmt: str, document: dict[str, Any], plan: Mapping[str, Any]) -> dict[str, Any]:
-    """The document compacted and written back whole: its other fields as they were."""
-    shape = HISTORY_FORMATS[fmt]
-    fields = {k: v for k, v in document.items() if k != shape.messages_key}
-    neutral = shape.read(document[shape.messages_key], fields)
-    written = shape.write(compact(neutral, plan))
-    out = {k: v for k, v in document.items() if k not in written and k != shape.messages_key}
-    out.update(written)
-    if shape.messages_key != "messages":
-        out[shape.messages_key] = out.pop("messages")
-    return out
 
 
 def _extras_keep_their_blocks(sent: dict[str, Any], written: dict[str, Any]) -> None:
@@ -90,11 +30,11 @@ def _extras_keep_their_blocks(sent: dict[str, Any], written: dict[str, Any]) -> 
     assert marked(written) <= marked(sent), "a cache_control breakpoint moved onto another block"
 
 
-@_SETTINGS
-@given(body=histories.anthropic_requests(), plan=_plans)
+@SETTINGS
+@given(body=histories.anthropic_requests(), plan=plans)
 def test_anthropic_requests_stay_valid(body: dict[str, Any], plan: dict[str, Any]) -> None:
     sent = copy.deepcopy(body)
-    written = _write_back("anthropic", body, plan)
+    written = write_back("anthropic", body, plan)
     assert body == sent, "the caller's request was mutated"
     rules.check_anthropic(written)
     _extras_keep_their_blocks(sent, written)
@@ -107,24 +47,24 @@ def test_anthropic_requests_stay_valid(body: dict[str, Any], plan: dict[str, Any
     assert detect_format(written) == "anthropic"
 
 
-@_SETTINGS
-@given(messages=histories.openai_chat_histories(), plan=_plans)
+@SETTINGS
+@given(messages=histories.openai_chat_histories(), plan=plans)
 def test_openai_chat_histories_stay_valid(messages: list[dict[str, Any]], plan: dict[str, Any]) -> None:
-    written = _write_back("openai", {"messages": messages}, plan)["messages"]
+    written = write_back("openai", {"messages": messages}, plan)["messages"]
     rules.check_openai_chat(written)
     assert detect_format(written) == "openai"
 
 
-@_SETTINGS
-@given(items=histories.responses_inputs(), plan=_plans)
+@SETTINGS
+@given(items=histories.responses_inputs(), plan=plans)
 def test_responses_inputs_stay_valid(items: list[dict[str, Any]], plan: dict[str, Any]) -> None:
-    written = _write_back("responses", {"messages": items}, plan)["messages"]
+    written = write_back("responses", {"messages": items}, plan)["messages"]
     rules.check_responses(written, items)
     assert detect_format(written) == "responses"
 
 
-@_SETTINGS
-@given(messages=histories.langchain_histories(), plan=_plans)
+@SETTINGS
+@given(messages=histories.langchain_histories(), plan=plans)
 def test_langchain_messages_stay_valid_for_both_providers(messages: list[Any], plan: dict[str, Any]) -> None:
     rules.check_langchain_for_anthropic(messages)  # the generator's own histories are valid
     written = to_langchain(compact(from_langchain(messages), plan))
@@ -132,10 +72,10 @@ def test_langchain_messages_stay_valid_for_both_providers(messages: list[Any], p
     rules.check_langchain_for_openai(written)
 
 
-@_SETTINGS
-@given(traj=histories.swe_agent_trajectories(), plan=_plans)
+@SETTINGS
+@given(traj=histories.swe_agent_trajectories(), plan=plans)
 def test_swe_agent_actions_keep_an_observation(traj: dict[str, Any], plan: dict[str, Any]) -> None:
-    written = _write_back("swe-agent", traj, plan)
+    written = write_back("swe-agent", traj, plan)
     rules.check_swe_agent(written["history"])
     assert [m for m in written["history"] if m["role"] == "assistant"] == [
         m for m in traj["history"] if m["role"] == "assistant"
@@ -143,10 +83,10 @@ def test_swe_agent_actions_keep_an_observation(traj: dict[str, Any], plan: dict[
     assert detect_format(written) == "swe-agent"
 
 
-@_SETTINGS
-@given(traj=histories.mini_swe_agent_trajectories(), plan=_plans)
+@SETTINGS
+@given(traj=histories.mini_swe_agent_trajectories(), plan=plans)
 def test_mini_swe_agent_commands_keep_an_output(traj: dict[str, Any], plan: dict[str, Any]) -> None:
-    written = _write_back("mini-swe-agent", traj, plan)
+    written = write_back("mini-swe-agent", traj, plan)
     rules.check_mini_swe_agent(written["messages"])
     assert [m for m in written["messages"] if m["role"] == "assistant"] == [
         m for m in traj["messages"] if m["role"] == "assistant"
@@ -229,7 +169,7 @@ def test_a_breakpoint_goes_with_its_dropped_block() -> None:
             {"role": "user", "content": "thanks"},
         ],
     }
-    written = _write_back(
+    written = write_back(
         "anthropic", body, {"actions": ["keep", "drop_call"], "tombstones": False, "recent": 2}
     )
     results = written["messages"][2]["content"]
@@ -285,8 +225,8 @@ def _claude_code_session(body: dict[str, Any]) -> list[dict[str, Any]]:
     return entries
 
 
-@_SETTINGS
-@given(body=histories.anthropic_requests(), plan=_plans)
+@SETTINGS
+@given(body=histories.anthropic_requests(), plan=plans)
 def test_claude_code_sessions_stay_valid(body: dict[str, Any], plan: dict[str, Any]) -> None:
     """What Claude Code sends from a session is its entries' messages: they keep Anthropic's rules."""
     entries = _claude_code_session(body)
@@ -297,8 +237,8 @@ def test_claude_code_sessions_stay_valid(body: dict[str, Any], plan: dict[str, A
     assert detect_format(written) == "claude-code"
 
 
-@_SETTINGS
-@given(items=histories.responses_inputs(), plan=_plans)
+@SETTINGS
+@given(items=histories.responses_inputs(), plan=plans)
 def test_codex_rollouts_stay_valid(items: list[dict[str, Any]], plan: dict[str, Any]) -> None:
     """What Codex sends from a rollout is its ``response_item`` payloads: they keep the Responses rules."""
     lines = [{"timestamp": "2025-10-02T10:00:00.000Z", "type": "session_meta", "payload": {"id": "s"}}]

@@ -16,6 +16,8 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
+import attrs
+
 from tracetrim._snapshot import Block, Message, SnapshotError, text_of_output
 from tracetrim.formats._carrier import carried, carrier
 from tracetrim.formats._common import attach_meta, format_meta, mark_pending, neutral_input, require_dict
@@ -28,6 +30,8 @@ _RESULTS = {
 }
 _STATES = {"ObservationEvent": "success", "UserRejectObservation": "denied", "AgentErrorEvent": "error"}
 _SOURCES = frozenset({"agent", "user", "environment", "hook"})
+_SHARED = ("reasoning_content", "thinking_blocks", "responses_reasoning_item")
+"""What the SDK takes from a batch's first action for the whole assistant message."""
 
 
 def is_openhands_event(event: Any) -> bool:
@@ -172,18 +176,13 @@ def _with_result(event: dict[str, Any], block: Block, i: int, j: int) -> dict[st
     return event
 
 
-def _convert(message: Message, i: int) -> list[dict[str, Any]]:
+def _convert(message: Message, i: int) -> list[Any]:
     event = copy.deepcopy(format_meta(message, FORMAT).get("event"))
     calls = [b for b in message["content"] if b["type"] == "tool_call"]
     results = [(j, b) for j, b in enumerate(message["content"]) if b["type"] == "tool_result"]
     texts = [b["text"] for b in message["content"] if b["type"] == "text"]
     if isinstance(event, dict) and event.get("kind") == "ActionEvent":
-        if calls:
-            return [event]
-        if not texts:
-            return []
-        # the call went: what is left (its thought, a tombstone) is said as an agent message
-        return [_message_event(event, "assistant", texts)]
+        return [event] if calls else [_Dropped(event, texts)]
     if isinstance(event, dict) and event.get("kind") in _RESULTS:
         return [_with_result(event, results[0][1], i, results[0][0])] if results else []
     if isinstance(event, dict) and event.get("kind") == "MessageEvent":
@@ -205,12 +204,68 @@ def _message_event(event: dict[str, Any], role: str, texts: list[str]) -> dict[s
     return out
 
 
+@attrs.frozen
+class _Dropped:
+    """An ``ActionEvent`` whose call went, with the text that stays (its thought, a tombstone)."""
+
+    event: dict[str, Any]
+    texts: list[str]
+
+
+def _event(member: Any) -> dict[str, Any]:
+    return member.event if isinstance(member, _Dropped) else member
+
+
+def _batches(events: Sequence[Any]) -> list[list[Any]]:
+    """Runs of actions from one LLM response (the SDK sends each run as one assistant message)."""
+    runs: list[list[Any]] = []
+    previous: Any = None
+    for event in events:
+        action = _event(event)
+        batch = action.get("llm_response_id") if action.get("kind") == "ActionEvent" else None
+        if batch is not None and runs and batch == previous:
+            runs[-1].append(event)
+        else:
+            runs.append([event])
+        previous = batch
+    return runs
+
+
+def _parts(texts: list[str], like: Any) -> list[dict[str, Any]]:
+    shape = like[0] if isinstance(like, list) and like and isinstance(like[0], dict) else {"type": "text"}
+    return [{**shape, "text": t} for t in texts]
+
+
+def _one_message(batch: list[Any]) -> list[Any]:
+    """A batch written back as the SDK rebuilds it: the thought, reasoning and thinking the response
+    shared ride on its first action, so what is left of a dropped action joins the first one kept.
+    With none kept, the texts left are said as one agent message."""
+    kept = [e for e in batch if not isinstance(e, _Dropped)]
+    if len(kept) == len(batch):
+        return batch
+    texts: list[str] = []
+    for member in batch:
+        texts.extend(member.texts if isinstance(member, _Dropped) else _texts(member.get("thought")) or [])
+    if not kept:
+        return [_message_event(_event(batch[0]), "assistant", texts)] if texts else []
+    first = copy.deepcopy(kept[0])
+    like = [_event(m).get("thought") for m in batch if _event(m).get("thought")]
+    first["thought"] = _parts(texts, like[0] if like else None)
+    for field in _SHARED:
+        shared = [m.event[field] for m in batch if isinstance(m, _Dropped) and m.event.get(field)]
+        if shared and not first.get(field):
+            first[field] = shared[0]
+    rest = [{**e, "thought": []} if e.get("thought") else e for e in kept[1:]]
+    return [first, *rest]
+
+
 def to_openhands(messages: Sequence[Any]) -> list[Any]:
     """Convert neutral messages back to OpenHands SDK events (the inverse of `from_openhands`).
 
-    Unchanged events come back as they were; a shortened result replaces its observation's text; an
-    action whose call was dropped but whose thought (or a tombstone) stays becomes a ``MessageEvent``
-    from the agent with that text, so no event holds a call without its observation.
+    Unchanged events come back as they were; a shortened result replaces its observation's text. An
+    action whose call was dropped leaves what it said (its thought, a tombstone) and its reasoning to
+    the first action kept from the same LLM response, or, with none kept, to a ``MessageEvent`` from the
+    agent: no event holds a call without its observation and no text splits a batch from its results.
     """
     out: list[Any] = []
     for i, message in enumerate(neutral_input(messages)):
@@ -219,4 +274,4 @@ def to_openhands(messages: Sequence[Any]) -> list[Any]:
             out.extend(value)
         else:
             out.extend(_convert(message, i))
-    return out
+    return [event for batch in _batches(out) for event in _one_message(batch)]

@@ -1,0 +1,160 @@
+"""The rules of today's agents' own files, checked the way each agent reads them back into a request.
+
+OpenHands: the SDK's view properties (``openhands/sdk/context/view/properties``: tool-call matching,
+observation uniqueness, batch atomicity) and its ``events_to_messages`` projection, which asserts that
+only a batch's first action has a thought, then the chat rules on what it sends. ATIF: the ``atif``
+package's ``Trajectory`` model and its step rule (each result answers a call of its step). tau2-bench: the
+agent's view of a simulation (the user simulator's own calls are not in it) under the chat rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from tests._provider_rules import check_openai_chat
+
+_OBSERVATIONS = ("ObservationEvent", "AgentErrorEvent", "UserRejectObservation")
+
+
+def _texts(parts: Any) -> str:
+    return "\n".join(p["text"] for p in parts or [] if p.get("type") == "text")
+
+
+def openhands_messages(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """What the SDK sends for ``events`` (its ``events_to_messages``), in chat-completions form."""
+    messages: list[dict[str, Any]] = []
+    i = 0
+    while i < len(events):
+        event = events[i]
+        kind = event["kind"]
+        if kind == "ActionEvent":
+            batch = [event]
+            while (
+                i + len(batch) < len(events)
+                and events[i + len(batch)]["kind"] == "ActionEvent"
+                and events[i + len(batch)].get("llm_response_id") == event.get("llm_response_id")
+            ):
+                batch.append(events[i + len(batch)])
+            for later in batch[1:]:
+                assert not later["thought"], f"event {later['id']}: a thought on a batch's later action"
+            calls = [
+                {
+                    "id": a["tool_call"]["id"],
+                    "type": "function",
+                    "function": {"name": a["tool_call"]["name"], "arguments": a["tool_call"]["arguments"]},
+                }
+                for a in batch
+            ]
+            messages.append({"role": "assistant", "content": _texts(event["thought"]), "tool_calls": calls})
+            i += len(batch)
+            continue
+        if kind in _OBSERVATIONS:
+            field = {"ObservationEvent": "observation", "AgentErrorEvent": "error"}.get(
+                kind, "rejection_reason"
+            )
+            value = event[field]
+            text = _texts(value["content"]) if isinstance(value, dict) else value
+            messages.append({"role": "tool", "tool_call_id": event["tool_call_id"], "content": text})
+        elif kind == "MessageEvent":
+            role = event["llm_message"]["role"]
+            text = _texts(event["llm_message"]["content"])
+            if role == "user" and messages and messages[-1]["role"] == "user":
+                messages[-1]["content"] += "\n" + text
+            else:
+                messages.append({"role": role, "content": text})
+        elif kind == "SystemPromptEvent":
+            messages.append({"role": "system", "content": event["system_prompt"]["text"]})
+        i += 1
+    return messages
+
+
+def check_openhands(events: Sequence[Mapping[str, Any]], sent: Sequence[Mapping[str, Any]]) -> None:
+    """Every action observed once, after it and by its id; the SDK's projection valid for chat; and a
+    batch that keeps any action keeps the thinking its response began with on its first action."""
+    actions: dict[str, Mapping[str, Any]] = {}
+    observed: set[str] = set()
+    for event in events:
+        if event["kind"] == "ActionEvent":
+            actions[event["tool_call_id"]] = event
+        elif event["kind"] in _OBSERVATIONS:
+            call = event["tool_call_id"]
+            assert call in actions, f"event {event['id']}: observes {call!r}, no action before it"
+            assert call not in observed, f"event {event['id']}: a second observation of {call!r}"
+            if "action_id" in event:
+                assert event["action_id"] == actions[call]["id"], f"event {event['id']}: wrong action_id"
+            observed.add(call)
+    assert observed == set(actions), f"actions {sorted(set(actions) - observed)} have no observation"
+    check_openai_chat(openhands_messages(events))
+    began = {
+        e["llm_response_id"]: e["thinking_blocks"]
+        for e in sent
+        if e["kind"] == "ActionEvent" and e["thinking_blocks"]
+    }
+    firsts: dict[str, Mapping[str, Any]] = {}
+    for event in events:
+        if event["kind"] == "ActionEvent":
+            firsts.setdefault(event["llm_response_id"], event)
+    for batch, first in firsts.items():
+        if batch in began:
+            assert first["thinking_blocks"] == began[batch], f"{batch}: its thinking left the response"
+
+
+def check_atif(trajectory: Mapping[str, Any], sent: Mapping[str, Any]) -> None:
+    """The ``atif`` models accept it, and every call that was answered when sent is answered still."""
+    import atif
+
+    atif.Trajectory.model_validate(trajectory)
+    answered = {
+        r["source_call_id"] for s in sent["steps"] for r in (s.get("observation") or {}).get("results", [])
+    }
+    for step in trajectory["steps"]:
+        results = {r.get("source_call_id") for r in (step.get("observation") or {}).get("results", [])}
+        for call in step.get("tool_calls") or []:
+            if call["tool_call_id"] in answered:
+                assert call["tool_call_id"] in results, (
+                    f"step {step['step_id']}: {call['tool_call_id']} lost its result"
+                )
+
+
+def _tau2_side(messages: Sequence[Mapping[str, Any]], requestor: str) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        tools = message.get("tool_messages") or ([message] if message["role"] == "tool" else [])
+        if tools:
+            out += [
+                {"role": "tool", "tool_call_id": t["id"], "content": t["content"] or ""}
+                for t in tools
+                if t.get("requestor", "assistant") == requestor
+            ]
+            continue
+        calls = message.get("tool_calls") or []
+        if message["role"] == requestor and calls:
+            out.append(
+                {
+                    "role": "assistant",
+                    "content": message.get("content"),
+                    "tool_calls": [
+                        {
+                            "id": c["id"],
+                            "type": "function",
+                            "function": {"name": c["name"], "arguments": "{}"},
+                        }
+                        for c in calls
+                    ],
+                }
+            )
+        elif message["role"] in ("user", "assistant") and not calls and message.get("content") is not None:
+            out.append(
+                {
+                    "role": "user" if message["role"] != requestor else "assistant",
+                    "content": message["content"],
+                }
+            )
+    return out
+
+
+def check_tau2(messages: Sequence[Mapping[str, Any]]) -> None:
+    """The agent's view (and the user simulator's) of a simulation keep the chat rules."""
+    check_openai_chat(_tau2_side(messages, "assistant"))
+    check_openai_chat(_tau2_side(messages, "user"))

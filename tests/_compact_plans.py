@@ -1,0 +1,70 @@
+"""Compacting a provider-valid history the way the property tests do: ENFORCE, a scripted judge taking a
+drawn action per pair, tombstones on or off, the whole document written back in its own format."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+
+import tracetrim as tt
+from tracetrim.archive import KeyValueArchive, MemoryStore
+from tracetrim.decision import ScriptedDecisionModel
+from tracetrim.formats import HISTORY_FORMATS
+
+ACTIONS = {"keep": (0.9, 0.9), "drop_result": (0.9, 0.1), "drop_call": (0.1, 0.1)}
+SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+plans = st.fixed_dictionaries(
+    {
+        "actions": st.lists(st.sampled_from(sorted(ACTIONS)), min_size=1, max_size=12),
+        "tombstones": st.booleans(),
+        "recent": st.integers(1, 3),
+    }
+)
+
+
+def _model(actions: list[str]) -> ScriptedDecisionModel:
+    def answer(name: str, question: Any, state: Mapping[str, Any]) -> float:
+        kind, _, key = name.partition("_")
+        p_call, p_result = ACTIONS[actions[int(key.lstrip("t")) % len(actions)]]
+        return p_call if kind == "call" else p_result
+
+    return ScriptedDecisionModel(answer)
+
+
+def compact(neutral: list[dict[str, Any]], plan: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """``neutral`` compacted in ENFORCE by a scripted judge taking ``plan``'s actions, pair by pair."""
+    tools = {b["name"] for m in neutral for b in m["content"] if b["type"] == "tool_call"}
+    compactor = tt.Compactor(
+        _model(plan["actions"]),
+        config=tt.CompactorConfig(
+            eligible_tools=tools or {"none"},
+            preserve_recent_messages=plan["recent"],
+            minimum_reduction=0.0,
+            tombstones=plan["tombstones"],
+            deduplicate=False,
+        ),
+        execution=tt.ExecutionOptions(mode=tt.Mode.ENFORCE),
+        archive=KeyValueArchive(MemoryStore()),
+    )
+    request = tt.CompactionRequest(neutral, scope=tt.Scope("u", "a", "s"))
+    outcome = asyncio.run(compactor.plan(request))
+    assert outcome.status in (tt.Status.DECIDED, tt.Status.INCONCLUSIVE, tt.Status.SKIPPED), outcome
+    return (
+        outcome.plan.messages if outcome.plan is not None and outcome.status is tt.Status.DECIDED else neutral
+    )
+
+
+def write_back(fmt: str, document: dict[str, Any], plan: Mapping[str, Any]) -> dict[str, Any]:
+    """The document compacted and written back whole, in its key order: its other fields as they were
+    unless the writer gives them back (Anthropic's ``system``)."""
+    shape = HISTORY_FORMATS[fmt]
+    key = shape.messages_key
+    neutral = shape.read(document[key], {k: v for k, v in document.items() if k != key})
+    written = shape.write(compact(neutral, plan))
+    out = {k: written["messages"] if k == key else written.get(k, v) for k, v in document.items()}
+    out.update({k: v for k, v in written.items() if k != "messages" and k not in out})
+    return out
