@@ -1,5 +1,5 @@
 """What `tracetrim compact` writes: the whole file in its own shape (``--emit history``), output names and
-sources, records an HTML audit can chart, one detection line, archive failures said, the README's curl.
+sources, records an HTML audit can chart, one detection line, archive failures said, the service guide's curl.
 
 The fixtures are tests/data/whole_files (see its README for where each shape comes from).
 """
@@ -228,16 +228,16 @@ def test_records_from_the_cli_make_a_full_html_audit(
 
 
 def _readme_curl() -> tuple[str, str]:
-    """The README's curl example (``$ curl ...`` up to the answer) and the answer it shows."""
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    found = re.search(r"\n\$ (curl [^\n]*(?:\n {4}[^\n]*)*)\n(\{[^\n]*\})\n```", readme)
-    assert found is not None, "the README's curl example is gone"
+    """The service guide's curl example (``$ curl ...`` up to the answer) and the answer it shows."""
+    guide = (REPO / "docs" / "service.md").read_text(encoding="utf-8")
+    found = re.search(r"\n\$ (curl [^\n]*(?:\n {4}[^\n]*)*)\n(\{[^\n]*\})\n```", guide)
+    assert found is not None, "the service guide's curl example is gone"
     return found.group(1), found.group(2)
 
 
-def test_the_readme_curl_example_works_as_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_service_guide_curl_example_works_as_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Run as written, against a real `tracetrim serve`: only the port is moved to a free one, after
-    checking the README's is the one `serve` listens on by default."""
+    checking the guide's is the one `serve` listens on by default."""
     if shutil.which("curl") is None:
         pytest.skip("needs curl on PATH")
     command, answer = _readme_curl()
