@@ -33,6 +33,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
@@ -123,9 +125,12 @@ def _masking_dominates(rows: list[FrontierRow]) -> list[str]:
     ]
 
 
-def real_section(shared: Path, limit: int | None, extra: Examples, failures: list[str]) -> Examples:
+def real_section(
+    shared: Path, limit: int | None, extra: Examples, failures: list[str], seen: dict[str, Seen]
+) -> Examples:
     """Held-out frontier per real dataset, each fold's judge also trained on the ``extra`` rows (the
-    labelled scenarios'); returns every real-run row for the scenario section."""
+    labelled scenarios'); returns every real-run row for the scenario section and fills ``seen`` with
+    each dataset's cuts, its judge's point and masking's rows, for the kind-left-out section."""
     datasets = shared_datasets(shared)
     if limit:
         datasets = {name: t[:limit] for name, t in datasets.items()}
@@ -171,15 +176,67 @@ def real_section(shared: Path, limit: int | None, extra: Examples, failures: lis
         if dominated_by:
             failures.append(f"{name}: {', '.join(dominated_by)} is better on both recall and reduction")
         _targets(name, ours, failures)
+        seen[name] = Seen(selected, ours, rows[1:])
     print(format_frontier(all_rows))
     if "mini-swe-agent" in by_dataset:
         shortening_section(by_dataset["mini-swe-agent"], failures)
     return examples(every)  # real runs only: each scenario is held out in its own section
 
 
+@attrs.frozen
+class Seen:
+    """One dataset as the within-kind folds saw it: its cuts, the judge's point, masking's rows."""
+
+    cuts: list[Cut]
+    point: Point
+    masking: list[FrontierRow]
+
+
+def kind_section(seen: dict[str, Seen], extra: Examples, failures: list[str]) -> None:
+    """Leave one agent kind out: each dataset judged by a judge fitted on the other datasets only (and
+    the ``extra`` rows), at the default levels and along the level curve, beside the judge that saw its
+    kind and masking. Targets: above masking's curve at the same share removed, and within 5 points of
+    the within-kind judge's findable share."""
+    names = sorted(seen)
+    if len(names) < 2:
+        failures.append(f"agent kinds left out: {len(names)} dataset(s), so nothing to leave out")
+        return
+
+    def kind(cut: Cut) -> int:
+        return names.index(cut.trajectory.dataset)
+
+    every = [cut for name in names for cut in seen[name].cuts]
+    models = held_out_models(
+        every, len(names), levels_of(default_weights()), extra=extra, version="without-kind", fold=kind
+    )
+    rows: list[FrontierRow] = []
+    for name in names:
+        data = seen[name]
+        ours = held_out_point(data.cuts, models, len(names), fold=kind, minimum_reduction=0.0)
+        rows += [
+            FrontierRow(name, "tracetrim, kind left out", ours),
+            *curve_rows(name, data.cuts, models, len(names), label="left out", fold=kind),
+            FrontierRow(name, "tracetrim, kind seen", data.point),
+            *data.masking,
+        ]
+        line = _interpolate(_masking_curve(data.masking), ours.removed)
+        if line is not None and ours.recall <= line:
+            failures.append(
+                f"{name} left out: {ours.recall:.1%} findable at {ours.removed:.1%} removed, masking "
+                f"{line:.1%} at the same share"
+            )
+        if ours.recall < data.point.recall - 0.05:
+            failures.append(
+                f"{name} left out: {ours.recall:.1%} findable, {data.point.recall - ours.recall:.1%} under "
+                f"the judge that saw it ({data.point.recall:.1%}; target within 5 points)"
+            )
+    print("\n## Agent kinds left out: each dataset judged by a judge that never saw its kind\n")
+    print(format_frontier(rows))
+
+
 def _masking_curve(rows: list[FrontierRow]) -> list[tuple[float, float]]:
-    """The keep-last-N points of ``rows`` as (removed, recall), by removed."""
-    return sorted((r.point.removed, r.point.recall) for r in rows[1:] if "keep-last" in r.strategy)
+    """The keep-last-N points among ``rows`` as (removed, recall), by removed."""
+    return sorted((r.point.removed, r.point.recall) for r in rows if "keep-last" in r.strategy)
 
 
 def _curve_target(curve: list[FrontierRow], rows: list[FrontierRow], failures: list[str]) -> None:
@@ -252,7 +309,10 @@ def main() -> int:
     started = time.perf_counter()
     scenarios = load_scenarios(args.shared / "scenarios")
     scenario_rows = {name: scenario_examples(s) for name, s in scenarios.items()}
-    train_rows = real_section(args.shared, args.limit or None, joined(*scenario_rows.values()), failures)
+    seen: dict[str, Seen] = {}
+    extra = joined(*scenario_rows.values())
+    train_rows = real_section(args.shared, args.limit or None, extra, failures, seen)
+    kind_section(seen, extra, failures)
     print()
     if scenarios:
         scenario_section(scenarios, scenario_rows, train_rows, failures)

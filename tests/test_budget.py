@@ -10,8 +10,8 @@ import pytest
 import tracetrim as tt
 from tests._histories import assistant, call, result, text, tool_history, user
 from tracetrim import Action
-from tracetrim._tokens import estimate_tokens
-from tracetrim.compactor._budget import PairCost, cache_boundary, history_tokens, plan_budget
+from tracetrim._tokens import estimate_tokens, history_tokens
+from tracetrim.compactor._budget import PairCost, cache_boundary, plan_budget
 from tracetrim.decision import ScriptedDecisionModel
 
 

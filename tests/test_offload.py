@@ -14,9 +14,8 @@ from tests.conftest import load_scenario
 from tracetrim import CompactionRequest, ExecutionOptions, Mode, Scope, Status
 from tracetrim._json import canonical_json
 from tracetrim._snapshot import text_of_output
-from tracetrim._tokens import estimate_tokens
+from tracetrim._tokens import estimate_tokens, history_tokens
 from tracetrim.archive import KeyValueArchive, MemoryStore, RecallTool, rehydrate
-from tracetrim.compactor._budget import history_tokens
 from tracetrim.compactor._offload import OffloadConfig, OffloadMode, OffloadStrategy, restore_offloaded
 from tracetrim.compactor._offload._summary import summary_ref
 from tracetrim.decision import Summary

@@ -11,7 +11,8 @@ import attrs
 
 from tracetrim._convert import to_json_object
 from tracetrim._followup import Followup
-from tracetrim._record import PairRecord, Record, chars_to_tokens
+from tracetrim._record import PairRecord, Record
+from tracetrim._tokens import chars_to_tokens
 from tracetrim.compactor._repeats import REPEATED
 
 PROBABILITY_BINS = 20

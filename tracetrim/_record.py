@@ -14,6 +14,7 @@ from tracetrim._followup import now_iso
 from tracetrim._json import canonical_json
 from tracetrim._logging import logger as _log
 from tracetrim._snapshot import Message, text_of_output
+from tracetrim._tokens import chars_to_tokens
 from tracetrim._validators import FieldValueError
 from tracetrim.compactor._outcome import Outcome, PairDecision, PlanStats
 
@@ -23,14 +24,6 @@ if TYPE_CHECKING:
 
 RECORD_VERSION = 2
 """The record layout written today; version 1 (no ``record_version`` key) had no per-pair detail."""
-
-CHARS_PER_TOKEN = 4
-"""The token estimator's ratio (`tracetrim._tokens.estimate_tokens`), applied to character counts."""
-
-
-def chars_to_tokens(chars: int) -> int:
-    """Estimated tokens of ``chars`` characters, rounded up as `estimate_tokens` rounds."""
-    return (chars + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
 
 
 @attrs.frozen(kw_only=True)

@@ -11,29 +11,13 @@ turns do not fire again until the history has grown back past the trigger.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import attrs
 
-from tracetrim._render import block_text
 from tracetrim._snapshot import Message
-from tracetrim._tokens import TokenCounter
+from tracetrim._tokens import TokenCounter, token_counts
 from tracetrim.compactor._outcome import Action
-
-
-def message_tokens(message: Message, count: TokenCounter) -> int:
-    """Tokens of the text a model reads in one message (text, thinking, tool names, inputs, outputs)."""
-    return count("\n".join(block_text(block) for block in message["content"]))
-
-
-def token_counts(messages: Iterable[Message], count: TokenCounter) -> list[int]:
-    """Tokens of each message; a system message counts 0 (it is not the host's to compact)."""
-    return [message_tokens(m, count) if m["role"] != "system" else 0 for m in messages]
-
-
-def history_tokens(messages: Iterable[Message], count: TokenCounter) -> int:
-    """Tokens of a history, system messages excluded."""
-    return sum(token_counts(messages, count))
 
 
 def rebuilt_tokens(

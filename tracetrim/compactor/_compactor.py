@@ -8,12 +8,12 @@ from collections.abc import Collection, Sequence
 import attrs
 
 from tracetrim._record import make_record
-from tracetrim._tokens import estimate_tokens
+from tracetrim._tokens import estimate_tokens, token_counts
 from tracetrim._validators import FieldTypeError, FieldValueError
 from tracetrim.archive import Archive
 from tracetrim.compactor._actions import choose_actions
 from tracetrim.compactor._asking import judge
-from tracetrim.compactor._budget import rebuilt_tokens, rewrite_tokens, token_counts
+from tracetrim.compactor._budget import rebuilt_tokens, rewrite_tokens
 from tracetrim.compactor._config import CompactorConfig, ExecutionOptions, Mode
 from tracetrim.compactor._eligibility import no_candidates_detail
 from tracetrim.compactor._flow import pair_decisions, rebuilt_length, with_reduction

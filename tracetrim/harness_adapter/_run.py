@@ -10,6 +10,7 @@ import attrs
 from tracetrim._logging import logger as _log
 from tracetrim._scope import Scope
 from tracetrim._snapshot import EncodedHistory, Message, encode_each, encoded_length
+from tracetrim._tokens import chars_to_tokens
 from tracetrim._validators import FieldTypeError
 from tracetrim.compactor import CompactionRequest, Outcome
 from tracetrim.formats._common import ValidatedHistory
@@ -41,13 +42,11 @@ def to_write(result: AdapterResult) -> list[Message]:
     return ValidatedHistory(result.messages)
 
 
-def history_tokens(messages: Sequence[Message]) -> int:
-    """The estimated tokens of a neutral history (its canonical JSON), as `estimate_tokens` counts them."""
-    return _tokens(messages if isinstance(messages, EncodedHistory) else encode_each(messages))
-
-
-def _tokens(history: EncodedHistory) -> int:
-    return (encoded_length(history) + 3) // 4  # estimate_tokens: four UTF-8 bytes a token
+def tokens_at_most(history: EncodedHistory) -> int:
+    """An upper bound of `tracetrim._tokens.history_tokens` for ``history``: its canonical JSON, already
+    made, holds every character a model reads and more, so under the trigger by this count is under it by
+    the budget's count (skipping the plan is then safe, and costs no second walk)."""
+    return chars_to_tokens(encoded_length(history))
 
 
 def _check_strategy(strategy: object) -> None:
@@ -107,7 +106,7 @@ async def compact_history(
     if (
         trigger_tokens is not None
         and isinstance(history, EncodedHistory)
-        and history_tokens(history) < trigger_tokens
+        and tokens_at_most(history) < trigger_tokens
     ):
         return AdapterResult(None)
     request = CompactionRequest(

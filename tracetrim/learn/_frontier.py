@@ -10,7 +10,7 @@ import attrs
 
 from tracetrim._json import canonical_length
 from tracetrim._snapshot import Message, text_of_output
-from tracetrim._tokens import estimate_tokens
+from tracetrim._tokens import estimate_tokens, history_tokens
 from tracetrim.compactor import (
     CompactionRequest,
     Compactor,
@@ -19,7 +19,6 @@ from tracetrim.compactor import (
     Mode,
     Reason,
 )
-from tracetrim.compactor._budget import history_tokens
 from tracetrim.compactor._excerpt import excerpt, salience
 from tracetrim.compactor._pairs import Pair
 from tracetrim.compactor._repeats import MIN_REPEAT_CHARS

@@ -7,8 +7,7 @@ from collections.abc import Collection, Sequence
 
 from tracetrim._render import block_text
 from tracetrim._snapshot import Message
-from tracetrim._tokens import TokenCounter
-from tracetrim.compactor._budget import message_tokens
+from tracetrim._tokens import TokenCounter, message_tokens
 from tracetrim.compactor._outcome import Action
 from tracetrim.compactor._pairs import Pair, find_pairs, protected_messages
 from tracetrim.compactor._rebuild import Rebuilt

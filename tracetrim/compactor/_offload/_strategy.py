@@ -9,16 +9,10 @@ import attrs
 
 from tracetrim._scope import Scope
 from tracetrim._snapshot import Message
-from tracetrim._tokens import TokenCounter, estimate_tokens
+from tracetrim._tokens import TokenCounter, estimate_tokens, message_tokens, token_counts
 from tracetrim._validators import FieldTypeError, FieldValueError
 from tracetrim.archive import Archive, snapshot_ref
-from tracetrim.compactor._budget import (
-    KEPT_REASON,
-    message_tokens,
-    rebuilt_tokens,
-    rewrite_tokens,
-    token_counts,
-)
+from tracetrim.compactor._budget import KEPT_REASON, rebuilt_tokens, rewrite_tokens
 from tracetrim.compactor._compactor import BELOW_TRIGGER
 from tracetrim.compactor._config import ExecutionOptions, Mode
 from tracetrim.compactor._excerpt import salience
