@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Sequence
-from html import escape
 
 from tracetrim._audit import Junk
 from tracetrim._audit_advice import Recommendation, ThresholdPoint
 from tracetrim._audit_summary import AuditSummary, PairRow, histogram
 from tracetrim._audit_text import summary_lines
 from tracetrim._record import Record
-from tracetrim._svg import Mark, Series, lines, message, stacked_bars
+from tracetrim._svg import Mark, Series, escape, lines, message, stacked_bars, visible
 from tracetrim._svg import histogram as histogram_svg
 
 KEEP, SHORTEN, DROP = "#5b8c5a", "#e0a030", "#c0392b"
@@ -271,7 +270,13 @@ def render_html(
     *,
     title: str = "tracetrim shadow audit",
 ) -> str:
-    """The whole report: figures, recommendation, seven charts, the drops table, skipped lines."""
+    """The whole report: figures, recommendation, seven charts, the drops table, skipped lines.
+
+    Every piece of text from the records (tool names, call ids, sessions, reasons, failure details,
+    junk lines) is HTML-escaped and has its invisible control characters shown as escapes
+    (`tracetrim._svg.visible`): bidi overrides and zero-width characters from tool output cannot
+    reorder or hide what the report shows.
+    """
     charts = {
         "savings": ("Savings over time", savings_chart(records)),
         "tools": ("Actions per tool", tools_chart(summary)),
@@ -297,7 +302,9 @@ def render_html(
         else ""
     )
     text = "\n".join(summary_lines(summary))
-    return (
+    # Once more over the whole page, so no text that skipped `escape` on its way in shows raw: the
+    # page's own markup holds no invisible character, so nothing of it changes.
+    return visible(
         "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
         '<meta name=viewport content="width=device-width,initial-scale=1">'
         f"<title>{escape(title)}</title><style>{_STYLE}</style></head><body>"

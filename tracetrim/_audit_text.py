@@ -8,6 +8,7 @@ from typing import TextIO
 from tracetrim._audit import Junk
 from tracetrim._audit_advice import Recommendation
 from tracetrim._audit_summary import AuditSummary
+from tracetrim._svg import visible
 
 TOP_TOOLS = 8
 """Tools listed in the terminal (the HTML report shows them all)."""
@@ -76,11 +77,16 @@ def summary_lines(summary: AuditSummary) -> list[str]:
 def write_audit(
     summary: AuditSummary, advice: Recommendation, junk: Sequence[Junk], out: TextIO, err: TextIO
 ) -> None:
-    """The summary and the recommendation on ``out``; each skipped junk line on ``err``."""
+    """The summary and the recommendation on ``out``; each skipped junk line on ``err``.
+
+    Text from the records goes out through `tracetrim._svg.visible`: a bidi override, a zero-width
+    character or a terminal escape sequence (ESC is a control character) from tool output is shown
+    as ``\\u202e`` or ``\\u001b``, never acted on by the terminal.
+    """
     for item in junk:
-        err.write(f"skipped {item}\n")
+        err.write(visible(f"skipped {item}") + "\n")
     lines = summary_lines(summary)
     lines += [f"recommendation: {advice.threshold_text}", f"verdict: {advice.text}"]
     if junk:
         lines.append(f"skipped {len(junk)} junk line(s), listed on stderr")
-    out.write("\n".join(lines) + "\n")
+    out.write(visible("\n".join(lines)) + "\n")

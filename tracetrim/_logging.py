@@ -10,7 +10,9 @@ configuration is never used, so its default (printing to stdout) cannot leak in.
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
+from urllib.parse import unquote
 
 import structlog
 
@@ -39,3 +41,115 @@ def get_logger(name: str = LOGGER_NAME) -> Any:
 
 
 logger: Any = get_logger()
+
+
+REDACTED = "***"
+"""What a secret is replaced with wherever tracetrim shows text that held one."""
+
+_SHORTEST_SECRET = 8
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
+# A URL inside free text: a scheme, "://", then everything up to whitespace, a quote or a bracket.
+_URL_IN_TEXT = re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s'\"<>`]+")
+
+
+def redact_url(url: str) -> str:
+    """``url`` as it may be shown: user-info, every query value and the fragment blanked.
+
+    ``https://user:KEY@host/v1?api_key=KEY&v=2`` becomes ``https://***@host/v1?api_key=***&v=***``.
+    Scheme, host, port, path and query names stay, so the URL still says where it points. Every query
+    value goes, not only the ones named like keys, because a name (``k``, ``sig``, ``code``) says
+    nothing reliable about what its value is. A secret in the path itself cannot be told apart from
+    a path and is left as written. Text that is not a URL comes back unchanged.
+    """
+    head, hash_mark, fragment = url.partition("#")
+    head, question_mark, query = head.partition("?")
+    scheme = _SCHEME.match(head)
+    if scheme is not None:
+        # Any number of slashes: "redis:/user:KEY@host", a typo, must not show the key either.
+        lead = scheme.end()
+        while head[lead : lead + 1] == "/":
+            lead += 1
+        authority, slash, path = head[lead:].partition("/")
+        userinfo, at, host = authority.rpartition("@")
+        if at and userinfo:
+            head = f"{head[:lead]}{REDACTED}@{host}{slash}{path}"
+    if question_mark:
+        query = "&".join(_redact_parameter(part) for part in query.split("&"))
+    shown = head + question_mark + query
+    if hash_mark:
+        shown += "#" + (REDACTED if fragment else "")
+    return shown
+
+
+def _redact_parameter(part: str) -> str:
+    name, equals, value = part.partition("=")
+    if equals:
+        return f"{name}={REDACTED}" if value else part
+    return REDACTED if part else part  # a bare token (?KEY) may be the key itself
+
+
+def redact_urls(text: str) -> str:
+    """``text`` with every URL in it passed through `redact_url` (for messages and log lines)."""
+    return _URL_IN_TEXT.sub(lambda match: redact_url(match.group(0)), text)
+
+
+class _RedactSecretUrls(logging.Filter):
+    """Blanks the secrets of registered URLs in records of a logger tracetrim does not own.
+
+    httpx logs every request's full URL at INFO (``HTTP Request: POST https://user:KEY@host/...``), so
+    a key in a base URL would reach the host's logs through it. Only records that hold a registered
+    URL's secret are rewritten; the host's other httpx traffic is logged as httpx wrote it.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.secrets: set[str] = set()
+        # Base URLs (without their query) that carry a secret, so a password too short to be listed
+        # among the secrets still has its record rewritten.
+        self.bases: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not self.bases:
+            return True
+        text = record.getMessage()
+        if any(part in text for part in (*self.bases, *self.secrets)):
+            shown = redact_urls(text)
+            for secret in self.secrets:  # one not inside a URL (a decoded password, say)
+                shown = shown.replace(secret, REDACTED)
+            record.msg, record.args = shown, None
+        return True
+
+
+_URL_FILTER = _RedactSecretUrls()
+_FILTERED_LOGGERS = ("httpx", "httpcore")
+for _name in _FILTERED_LOGGERS:
+    logging.getLogger(_name).addFilter(_URL_FILTER)
+
+
+def url_secrets(url: str) -> tuple[str, ...]:
+    """The secrets of ``url`` as plain strings, to blank wherever they turn up outside a URL: the
+    password (or a lone user-info token), query values and the fragment, each also percent-decoded,
+    longest first. Values under 8 characters are left out: blanking every ``2`` or ``json`` in a
+    message would make it unreadable, and inside a URL `redact_url` blanks them anyway."""
+    head, _, fragment = url.partition("#")
+    head, _, query = head.partition("?")
+    found: set[str] = {fragment}
+    scheme = _SCHEME.match(head)
+    if scheme is not None:
+        userinfo, at, _host = head[scheme.end() :].lstrip("/").partition("/")[0].rpartition("@")
+        if at:
+            user, colon, password = userinfo.partition(":")
+            found.add(password if colon else user)  # a lone user-info is a token; a user name is not
+    for part in query.split("&") if query else ():
+        name, equals, value = part.partition("=")
+        found.add(value if equals else name)
+    found |= {unquote(piece) for piece in found}
+    return tuple(sorted((s for s in found if len(s) >= _SHORTEST_SECRET), key=len, reverse=True))
+
+
+def hide_in_logs(url: str) -> None:
+    """Have httpx's log lines show ``url``'s secrets blanked (see `redact_url`); idempotent, and a
+    no-op for a URL with nothing to blank. Called by every HTTP client tracetrim builds from a URL."""
+    if redact_url(url) != url:
+        _URL_FILTER.secrets.update(url_secrets(url))
+        _URL_FILTER.bases.add(url.partition("#")[0].partition("?")[0])

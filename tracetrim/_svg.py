@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import html
 import math
+import re
+import unicodedata
 from collections.abc import Callable, Iterable, Sequence
-from html import escape
 
 import attrs
 
@@ -13,6 +15,38 @@ WIDTH = 560
 
 FONT = 11
 """Label size in SVG units."""
+
+# Categories of characters that draw nothing yet change what is drawn around them: controls (Cc),
+# format characters (Cf: the bidi embeddings, overrides and isolates U+202A-U+202E and U+2066-U+2069,
+# zero-width spaces and joiners U+200B-U+200F, tag characters), line and paragraph separators, and
+# lone surrogates, which cannot even be written as UTF-8.
+_INVISIBLE = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+# Everything but printable ASCII, tab and newline is a candidate; only the invisible ones are replaced.
+_CANDIDATE = re.compile(r"[^\t\n\x20-\x7e]")
+
+
+def _shown(match: re.Match[str]) -> str:
+    char = match.group(0)
+    if unicodedata.category(char) not in _INVISIBLE:
+        return char
+    point = ord(char)
+    return f"\\u{point:04x}" if point <= 0xFFFF else f"\\U{point:08x}"
+
+
+def visible(text: str) -> str:
+    """``text`` with every invisible control character shown as its escape (``\\u202e``).
+
+    Untrusted text (tool names, call ids, error details from tool output) reaches the reports; a
+    right-to-left override in it would reorder what follows on screen, and a zero-width or control
+    character would hide or fake content. Tab and newline stay as they are; every other character
+    of category Cc, Cf, Cs, Zl or Zp becomes ``\\uXXXX`` (``\\UXXXXXXXX`` past U+FFFF).
+    """
+    return _CANDIDATE.sub(_shown, text)
+
+
+def escape(text: str) -> str:
+    """``text`` for HTML or SVG, as text or a quoted attribute: `html.escape` and then `visible`."""
+    return visible(html.escape(text))
 
 
 def _floats(values: Iterable[float]) -> tuple[float, ...]:

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from typing import Any
 
+from tracetrim._errors import TracetrimError
 from tracetrim._json import canonical_bytes, sha256_hex
 from tracetrim._scope import Scope
 from tracetrim._snapshot import Message, SnapshotError, check_messages, unencodable_error
 from tracetrim.archive._errors import ArchiveCorruptedError, ArchiveLimitError, ScopeMismatchError
 from tracetrim.archive._protocol import SNAPSHOT_VERSION, EncodedSnapshot, scope_label, snapshot_document
-from tracetrim.archive._sent import SentDocument, sent_of
+from tracetrim.archive._sent import SENT_KEY, SentDocument, sent_of
 
 __all__ = [
     "EncodedSnapshot",
@@ -76,13 +78,42 @@ def decode_sent(scope: Scope, ref: str, data: bytes, max_bytes: int) -> SentDocu
     return sent_of(_verified(scope, ref, data, max_bytes), f"snapshot {ref} in {scope_label(scope)}")
 
 
+_DOCUMENT_KEYS = frozenset({"version", "scope", "messages", SENT_KEY})
+
+
+class _NonFinite(TracetrimError, ValueError):
+    """A NaN or an infinity in stored bytes: JSON has no such number and the writer refuses one."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NonFinite(f"it holds the non-finite number {name}")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e999 parses to inf without any NaN or Infinity spelled out
+        raise _NonFinite(f"it holds the number {text[:40]}, which is not finite as a float")
+    return value
+
+
 def _verified(scope: Scope, ref: str, data: bytes, max_bytes: int) -> dict[str, Any]:
+    """The snapshot document ``data`` holds, if it is exactly what the writer writes for ``scope``.
+
+    A matching digest only proves the bytes were not changed after they were hashed; whoever can write
+    the store can hash their own. So the document must also be what `encode_history` would have
+    written: a valid history, only the known keys, no NaN or infinity, and its canonical encoding
+    byte for byte (which refuses duplicate keys, other spacing or escapes, lone surrogates and
+    anything else the writer never produces). Every refusal is an `ArchiveCorruptedError` naming
+    the reference.
+    """
     check_size(scope, ref, len(data), max_bytes)
     where = f"snapshot {ref} in {scope_label(scope)}"
     if sha256_hex(data) != ref:
         raise ArchiveCorruptedError(f"{where} is corrupted: its digest does not match the reference")
     try:
-        document: Any = json.loads(data)
+        document: Any = json.loads(data, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except _NonFinite as exc:
+        raise ArchiveCorruptedError(f"{where} is corrupted: {exc}") from None
     except ValueError:
         raise ArchiveCorruptedError(f"{where} is corrupted: not valid JSON") from None
     except RecursionError:
@@ -101,4 +132,17 @@ def _verified(scope: Scope, ref: str, data: bytes, max_bytes: int) -> dict[str, 
         check_messages(messages)  # bytes written under their own digest are not proof of a history
     except SnapshotError as exc:
         raise ArchiveCorruptedError(f"{where} is corrupted: {exc}") from None
+    unknown = sorted(set(document) - _DOCUMENT_KEYS)
+    if unknown:
+        shown = ", ".join(repr(key[:40]) for key in unknown[:3])
+        raise ArchiveCorruptedError(f"{where} is corrupted: it holds keys no snapshot has ({shown})")
+    try:
+        written = canonical_bytes(document)
+    except (TypeError, ValueError):  # UnicodeEncodeError (a lone surrogate) is a ValueError
+        written = None
+    if written != data:
+        raise ArchiveCorruptedError(
+            f"{where} is corrupted: its bytes are not what the archive writes (not canonical JSON"
+            " of a history: other spacing, key order or escapes, a repeated key, or a lone surrogate)"
+        )
     return document

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from tracetrim._logging import redact_url
 from tracetrim.archive._errors import ArchiveError
 from tracetrim.archive._file import FileArchive
 from tracetrim.archive._kv import KeyValueArchive
@@ -41,17 +42,17 @@ def _location(url: str, scheme: str, rest: str) -> str:
         rest = rest[2:]
     elif rest.startswith("//"):
         raise ArchiveUrlError(
-            f"archive URL {url!r}: {scheme}: names a local path; write {scheme}:PATH or {scheme}:///abs/path"
+            f"archive URL {redact_url(url)!r}: {scheme}: names a local path; write {scheme}:PATH or {scheme}:///abs/path"
         )
     if not rest:
-        raise ArchiveUrlError(f"archive URL {url!r}: {scheme}: needs a path after the colon")
+        raise ArchiveUrlError(f"archive URL {redact_url(url)!r}: {scheme}: needs a path after the colon")
     return rest
 
 
 def _network(url: str, scheme: str, rest: str) -> str:
     if not rest.startswith("//") or len(rest) == 2:
         raise ArchiveUrlError(
-            f"archive URL {url!r}: write {scheme}://host[:port]/..., with two slashes and a host"
+            f"archive URL {redact_url(url)!r}: write {scheme}://host[:port]/..., with two slashes and a host"
         )
     return url
 
@@ -62,7 +63,8 @@ def open_archive(url: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES, **optio
 
     Nothing is connected or created here: a store connects (and creates its table or folder) on first
     use. An unknown scheme, or a known one written wrongly (``redis:/x``), raises `ArchiveUrlError`; it is
-    never taken for a folder name. ``options`` go to the store (``table=`` for PostgreSQL, ``timeout=``
+    never taken for a folder name; its message shows the URL with any password blanked
+    (`tracetrim._logging.redact_url`). ``options`` go to the store (``table=`` for PostgreSQL, ``timeout=``
     for SQLite). Close a store-backed archive with `close_archive` when done.
     """
     if isinstance(url, Path):
@@ -101,9 +103,9 @@ def open_archive(url: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES, **optio
         return KeyValueArchive(PostgresStore(_network(url, scheme, rest), **options), max_bytes)
     if scheme == "memory":
         if rest:
-            raise ArchiveUrlError(f"archive URL {url!r}: memory: takes nothing after the colon")
+            raise ArchiveUrlError(f"archive URL {redact_url(url)!r}: memory: takes nothing after the colon")
         return KeyValueArchive(MemoryStore(), max_bytes)
-    raise ArchiveUrlError(f"archive URL {url!r}: unknown scheme {scheme!r}; use {_known()}")
+    raise ArchiveUrlError(f"archive URL {redact_url(url)!r}: unknown scheme {scheme!r}; use {_known()}")
 
 
 async def close_archive(archive: Archive) -> None:

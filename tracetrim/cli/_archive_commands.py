@@ -30,9 +30,15 @@ SENT = "sent"
 """``restore --format sent``: the document exactly as it was sent."""
 
 
-def _print_json(value: Any) -> None:
-    json.dump(value, sys.stdout, ensure_ascii=False, indent=2)
-    sys.stdout.write("\n")
+def _print_json(value: Any, what: str = "the result") -> None:
+    """``value`` as JSON on stdout, all or nothing: encoded whole first, so a value JSON cannot carry
+    (a NaN from an archive that does not verify what it returns) is one error line, never half a
+    document or the invalid ``NaN`` json would write."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, indent=2, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise CliError(f"{what} cannot be printed as JSON: {exc}") from None
+    sys.stdout.write(text + "\n")
 
 
 def _ref(value: str) -> str:
@@ -74,7 +80,7 @@ def _restore(args: argparse.Namespace) -> int:
         sys.stdout.buffer.write(restored.data)
         sys.stdout.buffer.flush()
         return 0
-    _print_json(restored)
+    _print_json(restored, f"snapshot {ref}")
     return 0
 
 

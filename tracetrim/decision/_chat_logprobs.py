@@ -18,6 +18,7 @@ import httpx
 from tracetrim._json import compact_json
 from tracetrim._validators import FieldValueError, is_number, is_real
 from tracetrim.decision._http import (
+    DEFAULT_MAX_REPLY_BYTES,
     JsonClient,
     JsonClientModel,
     JsonReply,
@@ -160,7 +161,9 @@ class ChatLogprobsModel(JsonClientModel):
     fail a plan of many questions under random throttling that the one-request backends survive.
 
     ``max_concurrency`` bounds this model's requests in flight across all concurrent batches; set it
-    to the planner's ``max_concurrency``.
+    to the planner's ``max_concurrency``. ``max_reply_bytes`` caps each reply body (default 8 MiB,
+    `tracetrim.decision._http.DEFAULT_MAX_REPLY_BYTES`): a longer one fails its question, and so
+    the whole plan, as ``MODEL_ERROR``.
     """
 
     def __init__(
@@ -174,6 +177,7 @@ class ChatLogprobsModel(JsonClientModel):
         timeout_s: float = 60.0,
         retry: RetryPolicy | None = None,
         client: httpx.AsyncClient | None = None,
+        max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
     ) -> None:
         base = base_url or os.environ.get("OPENAI_BASE_URL")
         if not base:
@@ -188,7 +192,13 @@ class ChatLogprobsModel(JsonClientModel):
         self.top_logprobs = top_logprobs
         self.max_concurrency = max_concurrency
         self._http = JsonClient(
-            base, api_key, timeout_s=timeout_s, retry=retry, client=client, service="chat server"
+            base,
+            api_key,
+            timeout_s=timeout_s,
+            retry=retry,
+            client=client,
+            service="chat server",
+            max_reply_bytes=max_reply_bytes,
         )
         self._slots: asyncio.Semaphore | None = None
         self._slots_loop: asyncio.AbstractEventLoop | None = None

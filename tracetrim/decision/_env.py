@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 BACKENDS = ("learned", "lexical", "systemone", "openai", "chat", "agentscope")
 CLASSIFIERS = ("jev", "openai")
+MAX_REPLY_BYTES_ENV = "DECISION_MODEL_MAX_REPLY_BYTES"
 _MISSING_KEY = "DECISION_MODEL_API_KEY (or {}) is required for the {} classifier"
 
 
@@ -47,7 +48,9 @@ def from_env(environ: Mapping[str, str] | None = None) -> DecisionModel:
     ``DECISION_MODEL_API_KEY``, ``DECISION_MODEL_NAME``, ``DECISION_MODEL_BASE_URL`` (each falling
     back to the backend's own variables, e.g. ``TYPESAFE_API_KEY`` or ``OPENAI_BASE_URL``), and for
     ``learned`` ``DECISION_MODEL_FILE`` (weights from ``tracetrim fit``; the shipped ones if unset), for
-    ``agentscope`` ``DECISION_MODEL_CLASSIFIER`` = ``jev`` (default) or ``openai``. Raises
+    ``agentscope`` ``DECISION_MODEL_CLASSIFIER`` = ``jev`` (default) or ``openai``, and for the HTTP
+    backends (``systemone``, ``openai``, ``chat``) ``DECISION_MODEL_MAX_REPLY_BYTES``, the largest
+    reply body read (default 8 MiB; a longer reply fails the plan as ``MODEL_ERROR``). Raises
     ``ValueError`` naming the variable for a bad or missing setting.
     """
     env = load_environment() if environ is None else dict(environ)
@@ -72,6 +75,7 @@ def from_env(environ: Mapping[str, str] | None = None) -> DecisionModel:
             api_key=key or env.get("TYPESAFE_API_KEY"),
             base_url=base or env.get("TYPESAFE_BASE_URL") or DEFAULT_BASE_URL,
             model=name or DEFAULT_MODEL,
+            max_reply_bytes=_max_reply_bytes(env),
         )
     if backend == "openai":
         from tracetrim.decision._openai_decisions import DEFAULT_BASE_URL as OPENAI_BASE
@@ -82,6 +86,7 @@ def from_env(environ: Mapping[str, str] | None = None) -> DecisionModel:
             api_key=key or env.get("OPENAI_API_KEY"),
             base_url=base or env.get("OPENAI_BASE_URL") or OPENAI_BASE,
             model=name or OPENAI_MODEL,
+            max_reply_bytes=_max_reply_bytes(env),
         )
     if backend == "chat":
         from tracetrim.decision._chat_logprobs import ChatLogprobsModel
@@ -91,10 +96,26 @@ def from_env(environ: Mapping[str, str] | None = None) -> DecisionModel:
             raise FieldValueError("DECISION_MODEL_BASE_URL must name the chat server for backend 'chat'")
         if not name:
             raise FieldValueError("DECISION_MODEL_NAME must name the served model for backend 'chat'")
-        return ChatLogprobsModel(base_url=chat_base, model=name, api_key=key or env.get("OPENAI_API_KEY"))
+        return ChatLogprobsModel(
+            base_url=chat_base,
+            model=name,
+            api_key=key or env.get("OPENAI_API_KEY"),
+            max_reply_bytes=_max_reply_bytes(env),
+        )
     if backend == "agentscope":
         return _agentscope_model(env, key, name, base)
     raise FieldValueError(f"DECISION_MODEL_BACKEND must be one of {', '.join(BACKENDS)}, got {backend!r}")
+
+
+def _max_reply_bytes(env: Mapping[str, str]) -> int:
+    from tracetrim.decision._http import DEFAULT_MAX_REPLY_BYTES
+
+    raw = (env.get(MAX_REPLY_BYTES_ENV) or "").strip()
+    if not raw:
+        return DEFAULT_MAX_REPLY_BYTES
+    if not (raw.isascii() and raw.isdigit()) or int(raw) <= 0:
+        raise FieldValueError(f"{MAX_REPLY_BYTES_ENV} must be a positive whole number of bytes, got {raw!r}")
+    return int(raw)
 
 
 def _agentscope_model(

@@ -8,6 +8,7 @@ import math
 import os
 import random
 import time
+import zlib
 from collections.abc import Callable, Mapping
 from email.utils import parsedate_to_datetime
 from typing import Any, ClassVar
@@ -17,8 +18,9 @@ import httpx
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 from tenacity.wait import wait_base
 
+from tracetrim._errors import TracetrimError
 from tracetrim._json import compact_bytes
-from tracetrim._logging import get_logger
+from tracetrim._logging import REDACTED, get_logger, hide_in_logs, redact_url, redact_urls, url_secrets
 from tracetrim._validators import (
     FieldValueError,
     int_in,
@@ -33,6 +35,11 @@ _log = get_logger("tracetrim.decision.http")
 
 RETRY_STATUSES = frozenset({408, 429, *range(500, 600)})
 _EXCERPT_CHARS = 200
+DEFAULT_MAX_REPLY_BYTES = 8 * 1024 * 1024
+"""The largest reply body a decision client reads (8 MiB): a reply of thousands of answers is a few
+hundred kilobytes, so anything near this is a broken or hostile server, not a big plan."""
+# An error answer is read only as far as its excerpt needs: its body is never parsed.
+_ERROR_BODY_BYTES = 64 * 1024
 
 
 @attrs.frozen(repr=False)
@@ -157,13 +164,23 @@ class RetryAfterWait(wait_base):
 
 
 def api_root(base_url: str) -> str:
-    """The base URL without a trailing slash or ``/v1``, so either spelling of a base works."""
-    root = base_url.strip().rstrip("/")
+    """The base URL without a trailing slash or ``/v1``, so either spelling of a base works.
+
+    A query (``?api-version=...``) is kept at the end, where every request path goes before it;
+    a fragment is dropped, as HTTP never sends one.
+    """
+    base, _, query = base_url.strip().partition("#")[0].partition("?")
+    root = base.rstrip("/")
     if root.endswith("/v1"):
         root = root[: -len("/v1")]
     if not root.startswith(("http://", "https://")):
-        raise FieldValueError(f"base URL must start with http:// or https://, got {base_url!r}")
-    return root
+        raise FieldValueError(f"base URL must start with http:// or https://, got {redact_url(base_url)!r}")
+    return f"{root}?{query}" if query else root
+
+
+def _with_path(root: str, path: str) -> str:
+    base, question_mark, query = root.partition("?")
+    return base + path + question_mark + query
 
 
 @attrs.frozen
@@ -175,11 +192,24 @@ class JsonReply:
     requests: int
 
 
+class ReplyTooLargeError(DecisionModelError):
+    """A reply body over the client's ``max_reply_bytes``: the client stopped reading it and hung up."""
+
+
 class JsonClient:
     """POSTs JSON to one API root with Bearer auth, retrying what is worth retrying.
 
     Holds one ``httpx.AsyncClient`` per event loop so concurrent batches of a plan share connections;
     pass ``client`` to bring your own (its lifetime is then yours).
+
+    Replies are streamed and read to at most ``max_reply_bytes`` (default `DEFAULT_MAX_REPLY_BYTES`,
+    8 MiB, counted after any content decoding, so a compressed bomb is stopped too). A longer one,
+    announced by its Content-Length or found while reading, is a `ReplyTooLargeError`, never retried:
+    the connection is closed, no more of it is read, and the plan fails like any other model failure.
+
+    A key in the base URL itself (``https://user:KEY@host`` or ``?api_key=KEY``) is sent as written
+    but never shown: reprs and errors show the URL through `tracetrim._logging.redact_url`, and
+    httpx's own request log lines have it blanked (`tracetrim._logging.hide_in_logs`).
     """
 
     def __init__(
@@ -191,9 +221,13 @@ class JsonClient:
         retry: RetryPolicy | None = None,
         client: httpx.AsyncClient | None = None,
         service: str = "decision model",
+        max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
     ) -> None:
         self.root = api_root(base_url)
+        self.max_reply_bytes = _positive_bytes(max_reply_bytes)
         self._key = Secret(api_key) if api_key else None
+        self._url_secrets = url_secrets(self.root)
+        hide_in_logs(self.root)
         self._timeout = httpx.Timeout(timeout_s)
         self.retry = retry or RetryPolicy()
         self._given_client = client
@@ -203,7 +237,12 @@ class JsonClient:
 
     def __repr__(self) -> str:
         key = "***" if self._key else "None"
-        return f"JsonClient(root={self.root!r}, api_key={key}, service={self.service!r})"
+        return f"JsonClient(root={self.shown_root!r}, api_key={key}, service={self.service!r})"
+
+    @property
+    def shown_root(self) -> str:
+        """The API root as it may be shown: any key in it blanked (`tracetrim._logging.redact_url`)."""
+        return redact_url(self.root)
 
     def _client(self) -> httpx.AsyncClient:
         if self._given_client is not None:
@@ -222,15 +261,24 @@ class JsonClient:
             self._owned = None
 
     def _headers(self) -> dict[str, str]:
-        headers = {"Accept": "application/json", "Content-Type": "application/json"}
+        # identity: a compressed reply would be inflated before it could be counted (see `_body`).
+        headers = {
+            "Accept": "application/json",
+            "Accept-Encoding": "identity",
+            "Content-Type": "application/json",
+        }
         if self._key:
             headers["Authorization"] = f"Bearer {self._key.reveal()}"
         return headers
 
     def redact(self, text: str) -> str:
-        """``text`` with the API key blanked out, for anything that leaves this object."""
+        """``text`` with the API key and the base URL's secrets blanked, for anything that leaves this
+        object (a server may echo them; an httpx error may quote the URL)."""
         if self._key:
-            text = text.replace(self._key.reveal(), "***")
+            text = text.replace(self._key.reveal(), REDACTED)
+        text = redact_urls(text)
+        for secret in self._url_secrets:
+            text = text.replace(secret, REDACTED)
         return text
 
     async def post(
@@ -242,10 +290,11 @@ class JsonClient:
         (the server's Retry-After first, capped; else backoff), each retry logged. With a ``budget``
         the number of retries is what that shared pool allows, not ``max_retries``. Raises
         ``DecisionModelError`` for authentication failures, other 4xx answers (never retried),
-        non-JSON bodies and exhausted retries. Cancellation propagates untouched, mid-request or
+        non-JSON bodies, replies over ``max_reply_bytes`` (`ReplyTooLargeError`, never retried) and
+        exhausted retries. Cancellation propagates untouched, mid-request or
         mid-backoff.
         """
-        url = self.root + path
+        url = _with_path(self.root, path)
         body = compact_bytes(payload)
         attempts = 0
 
@@ -275,19 +324,46 @@ class JsonClient:
         return JsonReply(data, attempts - 1, attempts)
 
     async def _attempt(self, url: str, body: bytes, path: str) -> Any:
-        """One request: the parsed 2xx body, `_RetryableError` for what is worth retrying, else an error."""
+        """One request: the parsed 2xx body, `_RetryableError` for what is worth retrying, else an error.
+
+        The body is streamed in and read no further than it may go (`_read_capped`); leaving the
+        stream early closes the connection rather than draining it.
+        """
         try:
-            response = await self._client().post(
-                url, content=body, headers=self._headers(), timeout=self._timeout
-            )
+            async with self._client().stream(
+                "POST", url, content=body, headers=self._headers(), timeout=self._timeout
+            ) as response:
+                status = response.status_code
+                if response.is_success:
+                    content = await self._read_capped(response, path)
+                else:
+                    content = await _error_body(response)
         except httpx.TransportError as exc:
             raise _RetryableError(f"{type(exc).__name__}: {self.redact(str(exc)) or 'no detail'}") from None
-        if response.is_success:
-            return self._parse(response, path)
-        if response.status_code not in RETRY_STATUSES:
-            raise DecisionModelError(self._refusal_message(response, path))
-        raise _RetryableError(
-            f"HTTP {response.status_code}{self._excerpt(response)}", retry_after_s(response.headers)
+        if 200 <= status < 300:
+            return self._parse(status, content, path)
+        if status not in RETRY_STATUSES:
+            raise DecisionModelError(self._refusal_message(status, content, path))
+        raise _RetryableError(f"HTTP {status}{self._excerpt(content)}", retry_after_s(response.headers))
+
+    async def _read_capped(self, response: httpx.Response, path: str) -> bytes:
+        """The whole body if it is at most ``max_reply_bytes``; `ReplyTooLargeError` as soon as it is not."""
+        cap = self.max_reply_bytes
+        declared = _content_length(response.headers)
+        if declared is not None and declared > cap:
+            raise ReplyTooLargeError(self._too_large(path, f"announced {declared} bytes"))
+        try:
+            content, complete = await _body(response, cap)
+        except _EncodingError as exc:
+            raise DecisionModelError(f"{self.service} at {path}: {exc}") from None
+        if not complete:
+            raise ReplyTooLargeError(self._too_large(path, f"sent more than {cap} bytes"))
+        return content
+
+    def _too_large(self, path: str, what: str) -> str:
+        return (
+            f"{self.service} at {path}: reply too large: it {what}, over the client's limit of "
+            f"max_reply_bytes={self.max_reply_bytes}; reading stopped"
         )
 
     def _log_retry(self, path: str) -> Callable[[RetryCallState], None]:
@@ -304,27 +380,26 @@ class JsonClient:
 
         return log
 
-    def _parse(self, response: httpx.Response, path: str) -> Any:
+    def _parse(self, status: int, content: bytes, path: str) -> Any:
         try:
-            return json.loads(response.content.decode("utf-8"), parse_constant=_reject_constant)
+            return json.loads(content.decode("utf-8"), parse_constant=_reject_constant)
         except (UnicodeDecodeError, ValueError) as exc:
             raise DecisionModelError(
-                f"{self.service} at {path} answered HTTP {response.status_code} with a body that is not "
-                f"valid JSON ({type(exc).__name__}){self._excerpt(response)}"
+                f"{self.service} at {path} answered HTTP {status} with a body that is not "
+                f"valid JSON ({type(exc).__name__}){self._excerpt(content)}"
             ) from None
 
-    def _refusal_message(self, response: httpx.Response, path: str) -> str:
-        status = response.status_code
+    def _refusal_message(self, status: int, content: bytes, path: str) -> str:
         if status in (401, 403):
             hint = "authentication failed: check the API key"
         elif status == 404:
             hint = "not found: check the base URL and the model name"
         else:
             hint = "request rejected"
-        return f"{self.service} at {path}: {hint} (HTTP {status}){self._excerpt(response)}"
+        return f"{self.service} at {path}: {hint} (HTTP {status}){self._excerpt(content)}"
 
-    def _excerpt(self, response: httpx.Response) -> str:
-        text = response.content[: _EXCERPT_CHARS * 4].decode("utf-8", errors="replace").strip()
+    def _excerpt(self, content: bytes) -> str:
+        text = content[: _EXCERPT_CHARS * 4].decode("utf-8", errors="replace").strip()
         if not text:
             return ""
         text = " ".join(self.redact(text).split())
@@ -340,7 +415,7 @@ class JsonClientModel:
     _http: JsonClient
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(model={self.model!r}, base_url={self._http.root!r})"
+        return f"{type(self).__name__}(model={self.model!r}, base_url={self._http.shown_root!r})"
 
     async def aclose(self) -> None:
         """Close pooled connections."""
@@ -349,7 +424,11 @@ class JsonClientModel:
 
 class HostedModel(JsonClientModel):
     """A decision model behind a hosted API: a key and a base URL, each from the environment when
-    not given (`API_KEY_ENV`, `BASE_URL_ENV`, then `DEFAULT_BASE_URL`), and a default model name."""
+    not given (`API_KEY_ENV`, `BASE_URL_ENV`, then `DEFAULT_BASE_URL`), and a default model name.
+
+    ``max_reply_bytes`` caps each reply body (default `DEFAULT_MAX_REPLY_BYTES`, 8 MiB); a longer
+    reply fails the request, and so the plan, as ``MODEL_ERROR`` (see `JsonClient`).
+    """
 
     SERVICE: ClassVar[str]
     API_KEY_ENV: ClassVar[str]
@@ -366,6 +445,7 @@ class HostedModel(JsonClientModel):
         timeout_s: float = 60.0,
         retry: RetryPolicy | None = None,
         client: httpx.AsyncClient | None = None,
+        max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
     ) -> None:
         self.model = model or self.DEFAULT_MODEL
         self._http = JsonClient(
@@ -375,7 +455,70 @@ class HostedModel(JsonClientModel):
             retry=retry,
             client=client,
             service=self.SERVICE,
+            max_reply_bytes=max_reply_bytes,
         )
+
+
+def _positive_bytes(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise FieldValueError(f"max_reply_bytes must be a positive integer, got {value!r}")
+    return value
+
+
+def _content_length(headers: httpx.Headers) -> int | None:
+    raw = headers.get("content-length")
+    # Only a plain count is trusted; anything else is read and counted like a chunked reply.
+    text = raw.strip() if raw is not None else ""
+    return int(text) if text.isascii() and text.isdigit() else None
+
+
+class _EncodingError(TracetrimError, ValueError):
+    """A reply body in a content-encoding this client cannot read within its limit."""
+
+
+def _inflater(headers: httpx.Headers) -> Any:
+    """A zlib decompressor for a gzip or deflate body, None for an identity one."""
+    codings = [c.strip().lower() for c in headers.get("content-encoding", "").split(",")]
+    codings = [c for c in codings if c and c != "identity"]
+    if not codings:
+        return None
+    if len(codings) == 1 and codings[0] in ("gzip", "x-gzip", "deflate"):
+        return zlib.decompressobj(32 + zlib.MAX_WBITS)  # a gzip or a zlib header, told apart by zlib
+    raise _EncodingError(
+        f"reply in content-encoding {', '.join(codings)!r}, which this client did not ask for"
+        " (it asks for identity) and does not read"
+    )
+
+
+async def _error_body(response: httpx.Response) -> bytes:
+    """The head of an error answer's body, for its excerpt; empty when it cannot be read."""
+    try:
+        content, _ = await _body(response, _ERROR_BODY_BYTES)
+    except _EncodingError:
+        return b""
+    return content
+
+
+async def _body(response: httpx.Response, limit: int) -> tuple[bytes, bool]:
+    """At most ``limit`` bytes of the (decoded) body, and whether that was all of it.
+
+    Raw bytes are read, never httpx's decoded ones: httpx inflates each network chunk whole, so one
+    64 KiB chunk of a compression bomb would become tens of megabytes before it could be counted.
+    Here a gzip or deflate body is inflated no further than the limit.
+    """
+    inflate = _inflater(response.headers)
+    body = bytearray()
+    async for raw in response.aiter_raw():
+        if inflate is None:
+            body += raw
+        else:
+            try:
+                body += inflate.decompress(raw, limit + 1 - len(body))
+            except zlib.error as exc:
+                raise _EncodingError(f"reply body is not valid gzip or deflate ({exc})") from None
+        if len(body) > limit:
+            return bytes(body[:limit]), False
+    return bytes(body), True
 
 
 def _reject_constant(name: str) -> float:
