@@ -1,4 +1,4 @@
-"""The one canonical JSON encoding, used for sizes, digests and change detection everywhere."""
+"""JSON, the one place: the canonical encoding (sizes, digests, change detection) and the strict decoder."""
 
 from __future__ import annotations
 
@@ -7,11 +7,12 @@ import json
 import re
 import secrets
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import orjson
 
 from tracetrim._errors import TracetrimError
+from tracetrim._validators import FieldValueError
 
 # One encoder for the process: json.dumps with options builds a new encoder on every call,
 # which dominates the cost for the many small blocks the planner measures.
@@ -172,11 +173,11 @@ def check_nesting(value: Any, limit: int = MAX_NESTING) -> None:
         raise NestingError(limit, _deep_path(value, limit))
 
 
-class _NotPlain(Exception):
+class _NotPlain(TracetrimError):
     """Raised inside `_plain_copy` at the first node `_orjson_agrees` would refuse."""
 
 
-class _TooDeep(Exception):
+class _TooDeep(TracetrimError):
     """Raised inside `_plain_copy` at the first container nested deeper than `MAX_NESTING`."""
 
 
@@ -362,3 +363,17 @@ def sha256_hex(data: bytes) -> str:
 def digest(value: Any) -> str:
     """Lower-case hex SHA-256 of the canonical JSON of ``value``."""
     return sha256_hex(canonical_bytes(value))
+
+
+def reject_constant(name: str) -> NoReturn:
+    """Refuse ``NaN``, ``Infinity`` and ``-Infinity``, which Python's decoder accepts and JSON does not."""
+    raise FieldValueError(f"non-finite number {name} is not valid JSON")
+
+
+_STRICT = json.JSONDecoder(parse_constant=reject_constant)
+# One decoder for the process: json.loads with an option builds a new decoder on every call.
+
+
+def strict_loads(text: str) -> Any:
+    """``text`` decoded as JSON proper: a non-finite constant is a `FieldValueError`."""
+    return _STRICT.decode(text)

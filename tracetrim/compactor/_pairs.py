@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import attrs
 
-from tracetrim._json import canonical_length, text_nesting_exceeds
+from tracetrim._json import canonical_length, strict_loads, text_nesting_exceeds
 from tracetrim._marker import MARKER_PREFIX, has_mark
 from tracetrim._snapshot import Block, Message, text_of_output
-from tracetrim._validators import FieldValueError
 
 PIN_KEYS = ("tracetrim.pinned", "jev.context.pinned")
 
@@ -81,21 +79,13 @@ def protected_messages(
     return protected
 
 
-def _reject_constant(name: str) -> Any:
-    raise FieldValueError(f"non-finite number {name}")
-
-
-# One decoder for the process: json.loads with an option builds a new decoder on every call.
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
-
-
 def _input_problem(text: str) -> str:
     """Why a call's input is not a JSON object the planner may judge, or "" when it is one."""
     # Checked before decoding: json's decoder recurses in C and would raise RecursionError.
     if text_nesting_exceeds(text):
         return "input_too_deep"
     try:
-        value = _DECODER.decode(text)
+        value = strict_loads(text)
     except ValueError:
         return "input_not_json_object"
     return "" if isinstance(value, dict) else "input_not_json_object"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 import os
 import random
@@ -19,7 +18,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, sto
 from tenacity.wait import wait_base
 
 from tracetrim._errors import TracetrimError
-from tracetrim._json import compact_bytes
+from tracetrim._json import compact_bytes, strict_loads
 from tracetrim._logging import REDACTED, get_logger, hide_in_logs, redact_url, redact_urls, url_secrets
 from tracetrim._validators import (
     FieldValueError,
@@ -382,7 +381,7 @@ class JsonClient:
 
     def _parse(self, status: int, content: bytes, path: str) -> Any:
         try:
-            return json.loads(content.decode("utf-8"), parse_constant=_reject_constant)
+            return strict_loads(content.decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as exc:
             raise DecisionModelError(
                 f"{self.service} at {path} answered HTTP {status} with a body that is not "
@@ -519,10 +518,6 @@ async def _body(response: httpx.Response, limit: int) -> tuple[bytes, bool]:
         if len(body) > limit:
             return bytes(body[:limit]), False
     return bytes(body), True
-
-
-def _reject_constant(name: str) -> float:
-    raise FieldValueError(f"non-finite JSON constant {name}")
 
 
 def usage_int(value: Any) -> int:
