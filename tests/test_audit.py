@@ -354,8 +354,8 @@ def test_quoted_calls_finds_results_the_agent_reused() -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--keep-threshold", "1.5"], "expected a number between 0 and 1"),
-        (["--price-per-mtok", "-1"], "non-negative price"),
+        (["--keep-threshold", "1.5"], "must be a share from 0 to 1"),
+        (["--price-per-mtok", "-1"], "must be a finite, non-negative number"),
         (["--keep-threshold", "0.3", "--discard-threshold", "0.4"], "must not exceed --keep-threshold"),
     ],
 )

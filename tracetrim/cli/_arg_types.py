@@ -1,4 +1,4 @@
-"""The argparse ``type=`` converters commands share: non-negative whole numbers and finite numbers."""
+"""The argparse ``type=`` converters every command uses: whole numbers, finite numbers, shares, ports."""
 
 from __future__ import annotations
 
@@ -17,6 +17,22 @@ def non_negative_int(text: str) -> int:
     return value
 
 
+def positive_int(text: str) -> int:
+    """A whole number >= 1, or an `argparse.ArgumentTypeError`."""
+    value = non_negative_int(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("must be positive, got 0")
+    return value
+
+
+def port(text: str) -> int:
+    """A TCP port, 1 to 65535, or an `argparse.ArgumentTypeError`."""
+    value = positive_int(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"must be at most 65535, got {value}")
+    return value
+
+
 def _number(text: str) -> float:
     try:
         return float(text)
@@ -29,6 +45,14 @@ def non_negative_float(text: str) -> float:
     value = _number(text)
     if not (math.isfinite(value) and value >= 0):
         raise argparse.ArgumentTypeError(f"must be a finite, non-negative number, got {text!r}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """A finite number > 0, or an `argparse.ArgumentTypeError`."""
+    value = _number(text)
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive, finite number, got {text!r}")
     return value
 
 

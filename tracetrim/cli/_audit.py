@@ -13,37 +13,8 @@ from tracetrim._audit_report import AuditOptions, audit
 from tracetrim._audit_summary import summary_json
 from tracetrim._audit_text import write_audit
 from tracetrim._convert import to_json_object
+from tracetrim.cli._arg_types import non_negative_float, positive_int, unit_fraction
 from tracetrim.cli._errors import CliError
-
-
-def _fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}")
-    return value
-
-
-def _price(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a price in dollars, got {text!r}") from None
-    if not value >= 0.0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a non-negative price in dollars, got {text!r}")
-    return value
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected at least 1, got {text!r}")
-    return value
 
 
 def register(commands: Any) -> None:
@@ -56,23 +27,25 @@ def register(commands: Any) -> None:
     parser.add_argument("--json", action="store_true", help="print the summary and advice as JSON")
     parser.add_argument("--html", metavar="REPORT", help="also write a self-contained HTML report here")
     parser.add_argument(
-        "--price-per-mtok", type=_price, metavar="DOLLARS", help="price of a million input tokens"
+        "--price-per-mtok", type=non_negative_float, metavar="DOLLARS", help="price of a million input tokens"
     )
     parser.add_argument(
-        "--keep-threshold", type=_fraction, default=0.5, help="keep threshold in force (default 0.5)"
+        "--keep-threshold", type=unit_fraction, default=0.5, help="keep threshold in force (default 0.5)"
     )
     parser.add_argument(
-        "--discard-threshold", type=_fraction, help="discard threshold in force (default: the keep threshold)"
+        "--discard-threshold",
+        type=unit_fraction,
+        help="discard threshold in force (default: the keep threshold)",
     )
     parser.add_argument(
         "--target-loss",
-        type=_fraction,
+        type=unit_fraction,
         default=0.0,
         help="highest acceptable share of removed results needed later (default 0: none observed)",
     )
     parser.add_argument(
         "--min-decisions",
-        type=_count,
+        type=positive_int,
         default=20,
         help="would-be drops a tool needs before it can be judged ready (default 20)",
     )
