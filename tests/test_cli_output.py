@@ -235,7 +235,9 @@ def _readme_curl() -> tuple[str, str]:
     return found.group(1), found.group(2)
 
 
-def test_the_service_guide_curl_example_works_as_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_service_guide_curl_example_works_as_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Run as written, against a real `tracetrim serve`: only the port is moved to a free one, after
     checking the guide's is the one `serve` listens on by default."""
     if shutil.which("curl") is None:

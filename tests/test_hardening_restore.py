@@ -224,3 +224,27 @@ async def test_cli_restore_of_a_nan_snapshot_is_one_error_line(
             assert code != 0 and out == ""
             assert err.startswith("tracetrim: error: snapshot ") and err.count("\n") == 1
             assert ref in err and "non-finite number NaN" in err
+
+
+def test_the_service_answers_a_forged_snapshot_with_409_naming_it() -> None:
+    """A NaN snapshot under its own digest, through the real app: a conflict that names the reference."""
+    pytest.importorskip("uvicorn")
+    import httpx
+
+    from tests._asgi import ThreadedServer
+    from tracetrim.decision import ScriptedDecisionModel
+    from tracetrim.service import ServiceSettings, create_app
+
+    archive = KeyValueArchive(MemoryStore(), MAX_BYTES)
+    forged = FORGERIES["NaN"](_genuine())
+    ref = sha256_hex(forged)
+    asyncio.run(_kv(archive)[1](ref, forged))
+    settings = ServiceSettings(model=ScriptedDecisionModel({}, default=0.0), archive=archive)
+    with ThreadedServer(create_app(settings), lifespan="on") as server:
+        answer = httpx.post(
+            f"{server.url}/v1/restore", json={"scope": SCOPE.as_dict(), "archive_ref": ref}, timeout=30
+        )
+    assert answer.status_code == 409, answer.text
+    error = answer.json()["error"]
+    assert error["code"] == "archive_corrupted" and error["field"] == "archive_ref"
+    assert ref in error["message"] and "non-finite" in error["message"]

@@ -19,7 +19,13 @@ def is_langchain_json(value: Any) -> bool:
         return False
     if value.get("lc") == 1 and value.get("type") == "constructor":
         return True
-    return value.get("type") in _TYPES and isinstance(value.get("data"), dict) and "role" not in value
+    kind = value.get("type")
+    return (
+        isinstance(kind, str)
+        and kind in _TYPES
+        and isinstance(value.get("data"), dict)
+        and "role" not in value
+    )
 
 
 def _message(value: Any, i: int) -> Any:

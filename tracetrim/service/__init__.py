@@ -6,7 +6,9 @@ from tracetrim.service._errors import ApiError
 from tracetrim.service._reme import REME_SCHEMA_VERSION
 from tracetrim.service._server import ServerLimits, serve, server_config
 from tracetrim.service._settings import (
+    DEFAULT_MAX_BLOCKS,
     DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_MESSAGES,
     LOOPBACK_HOSTS,
     TOKEN_ENV,
     ServiceSettings,
@@ -14,7 +16,9 @@ from tracetrim.service._settings import (
 )
 
 __all__ = [
+    "DEFAULT_MAX_BLOCKS",
     "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_MAX_MESSAGES",
     "LOOPBACK_HOSTS",
     "REME_SCHEMA_VERSION",
     "SCHEMA_VERSION",

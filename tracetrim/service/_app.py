@@ -6,9 +6,10 @@ import asyncio
 import json
 import logging
 import os
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -32,10 +33,16 @@ from tracetrim.archive import (
     restore_calls,
     restore_sent,
 )
-from tracetrim.compactor import Compactor, ExecutionOptions, Mode, Outcome
+from tracetrim.compactor import Compactor, ExecutionOptions, Mode, Outcome, Reason, Status
 from tracetrim.decision import DecisionModel, DecisionModelError, HistoryJudge, LexicalDecisionModel, from_env
 from tracetrim.formats import history_format
-from tracetrim.service._body import decode_content, read_limited, structure_async
+from tracetrim.service._body import (
+    OFF_LOOP_BYTES,
+    check_history_size,
+    decode_content,
+    parse_json,
+    read_limited,
+)
 from tracetrim.service._errors import ApiError
 from tracetrim.service._guard import JEV_PREFIXES, RequestGuard, error_body
 from tracetrim.service._jev import (
@@ -122,8 +129,10 @@ async def _archived(operation: Awaitable[_T]) -> _T:
     except InvalidReferenceError as exc:
         raise ApiError(422, "invalid_field", str(exc), field="archive_ref") from None
     except (ArchiveCorruptedError, ArchiveLimitError) as exc:
+        # The stored snapshot is not what the writer wrote (or too big to read back): a conflict with
+        # the request's reference, not a fault of the server, and nothing is given back.
         _log.error("archive refused a snapshot: %s", exc)
-        raise ApiError(500, "archive_corrupted", str(exc)) from None
+        raise ApiError(409, "archive_corrupted", str(exc), field="archive_ref") from None
     except ArchiveError as exc:
         _log.error("archive failed: %s", exc)
         raise ApiError(503, "archive_unavailable", str(exc)) from None
@@ -132,6 +141,14 @@ async def _archived(operation: Awaitable[_T]) -> _T:
         raise ApiError(
             503, "archive_unavailable", f"the archive is unavailable ({type(exc).__name__})"
         ) from None
+
+
+class _Prepared(NamedTuple):
+    """A compaction body made ready to plan: the call, how to answer its outcome, whether calls stay."""
+
+    call: CompactCall
+    answer: Callable[[Outcome], dict[str, Any]]
+    keep_calls: bool = False
 
 
 class _Service:
@@ -144,24 +161,26 @@ class _Service:
         self.judge = settings.systemone_model or _question_model(model)
 
     async def _body(self, request: Request) -> Any:
-        return await self._structured(request, lambda value: value)
+        """The body's JSON value, parsed in a planning thread when it is large (`OFF_LOOP_BYTES`)."""
+        body = await self._read(request)
+        if len(body) > OFF_LOOP_BYTES:
+            return await self.pool.run_sync(lambda: parse_json(body))
+        return parse_json(body)
 
-    async def _structured(self, request: Request, structure: Callable[[Any], _T]) -> _T:
-        """The body, read within the limits, parsed and handed to ``structure`` (off the event loop
-        when large: see `structure_async`)."""
+    async def _read(self, request: Request) -> bytes:
+        """The body's bytes, read within the size limit and the read timeout, decompressed."""
         try:
             async with asyncio.timeout(self.settings.read_timeout_s):
                 body = await read_limited(
                     request.headers.get("content-length"), request.stream(), self.settings.max_body_bytes
                 )
-            body = decode_content(body, request.headers.get("content-encoding"), self.settings.max_body_bytes)
+            return decode_content(body, request.headers.get("content-encoding"), self.settings.max_body_bytes)
         except TimeoutError:
             raise ApiError(
                 408,
                 "read_timeout",
                 f"the request body did not arrive within {self.settings.read_timeout_s:g} seconds",
             ) from None
-        return await structure_async(body, structure)
 
     def _archive(self, purpose: str) -> Archive:
         if self.settings.archive is None:
@@ -187,54 +206,88 @@ class _Service:
             }
         )
 
-    async def _plan(
-        self,
-        call: CompactCall,
-        answer: Callable[[Outcome], dict[str, Any]],
-        *,
-        keep_calls: bool = False,
-    ) -> Response:
-        """Plan ``call`` and render ``answer(outcome)`` in a worker thread (see `PlanningPool`):
-        a history of megabytes is copied, judged and encoded without blocking the event loop."""
-        archive = self._archive("ENFORCE mode") if call.mode is Mode.ENFORCE else None
-        execution = ExecutionOptions(
-            mode=call.mode,
-            budget_s=call.budget_s,
-            version=self.settings.version,
-            observer=self.settings.observer,
-        )
-        model, bridged = self.pool.adapt(self.model, archive)
-        if keep_calls:
-            model = previews_only(model)
-        compactor = Compactor(model, config=call.config, execution=execution, archive=bridged)
+    async def _plan(self, request: Request, prepare: Callable[[Any], _Prepared]) -> Response:
+        """Answer one compaction request: read its body here, then do everything else in a planning
+        thread (see `PlanningPool`) under the request's deadline.
+
+        In that thread, in order: parse the JSON, refuse a history with too many messages or blocks
+        (`check_history_size`: counts only, so a body of many tiny messages costs its parse and no
+        more), convert and validate the history (``prepare``), plan, render. The deadline runs from
+        the moment the body has been read, so the wait for a thread and the conversion come out of the
+        plan's budget: a request whose budget is spent before planning answers ``TIMEOUT`` with its
+        own messages, and one that waited for a thread past the server's budget is 503 ``server_busy``.
+        Converting runs to its end once begun (it is not interruptible), but the counts bound it.
+        """
+        body = await self._read(request)
+        started = time.monotonic()
+        settings = self.settings
+        model, bridged = self.pool.adapt(self.model, settings.archive)
 
         async def work() -> bytes:
-            return render_json(answer(await compactor.plan(call.request)))
+            waited = time.monotonic() - started
+            if waited >= settings.budget_s:
+                raise ApiError(
+                    503,
+                    "server_busy",
+                    f"every planning thread was busy for {waited:.1f} s, past this server's "
+                    f"{settings.budget_s:g} s deadline; retry later",
+                )
+            data = parse_json(body)
+            check_history_size(data, max_messages=settings.max_messages, max_blocks=settings.max_blocks)
+            prepared = prepare(data)
+            call = prepared.call
+            archive = None
+            if call.mode is Mode.ENFORCE:
+                self._archive("ENFORCE mode")
+                archive = bridged
+            spent = time.monotonic() - started
+            if spent >= call.budget_s:
+                outcome = Outcome(
+                    status=Status.ERROR,
+                    reason=Reason.TIMEOUT,
+                    detail=f"waiting for a planning thread and reading the history took {spent:.2f} s "
+                    f"of the {call.budget_s:g} s budget; nothing was planned",
+                )
+            else:
+                execution = ExecutionOptions(
+                    mode=call.mode,
+                    budget_s=call.budget_s - spent,
+                    version=settings.version,
+                    observer=settings.observer,
+                )
+                planner = previews_only(model) if prepared.keep_calls else model
+                compactor = Compactor(planner, config=call.config, execution=execution, archive=archive)
+                outcome = await compactor.plan(call.request)
+            return render_json(prepared.answer(outcome))
 
         return Response(await self.pool.run(work), media_type="application/json")
 
     async def compact(self, request: Request) -> Response:
         """``POST /v1/compact_context``: plan (SHADOW) or archive-then-adopt (ENFORCE) one history."""
         budget = self.settings.budget_s
-        call = await self._structured(request, lambda body: parse_compact(body, max_budget_s=budget))
-        return await self._plan(call, lambda outcome: compact_document(outcome, call))
+
+        def prepare(data: Any) -> _Prepared:
+            call = parse_compact(data, max_budget_s=budget)
+            return _Prepared(call, lambda outcome: compact_document(outcome, call))
+
+        return await self._plan(request, prepare)
 
     async def reme_compact(self, request: Request) -> Response:
         """``POST /compact_context``: ReMe's ``compact_context`` contract and response envelope."""
-        try:
-            budget, has_archive = self.settings.budget_s, self.settings.archive is not None
-            reme = await self._structured(
-                request, lambda body: parse_reme(body, max_budget_s=budget, has_archive=has_archive)
+        budget, has_archive = self.settings.budget_s, self.settings.archive is not None
+
+        def prepare(data: Any) -> _Prepared:
+            reme = parse_reme(data, max_budget_s=budget, has_archive=has_archive)
+            return _Prepared(
+                reme.call, lambda outcome: reme_envelope(reme, outcome), keep_calls=not reme.drop_calls
             )
-            if reme.call.mode is Mode.ENFORCE:
-                self._archive("ENFORCE mode")
+
+        try:
+            return await self._plan(request, prepare)
         except ApiError as exc:
             if exc.status != 422 and exc.status != 409:
                 raise
             return JSONResponse(reme_failure(exc))  # ReMe's job wrapper answers 200, success false
-        return await self._plan(
-            reme.call, lambda outcome: reme_envelope(reme, outcome), keep_calls=not reme.drop_calls
-        )
 
     async def restore(self, request: Request) -> Response:
         """``POST /v1/restore``: a whole archived snapshot, or the original blocks of chosen call ids."""

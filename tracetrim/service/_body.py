@@ -1,25 +1,22 @@
-"""Reading a request body as JSON with a hard size limit, without ever buffering more than the limit."""
+"""Reading a request body as JSON within hard limits: bytes, Unicode, and the history's message counts."""
 
 from __future__ import annotations
 
-import asyncio
 import io
 import json
+import re
 import zlib
-from collections.abc import AsyncIterator, Callable
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator
+from typing import Any
 
-from tracetrim._validators import FieldValueError
+from tracetrim._json import strict_loads
 from tracetrim.service._errors import ApiError
 
-_T = TypeVar("_T")
+OFF_LOOP_BYTES = 1 << 20
+"""Bodies above this are parsed in a planning thread so the event loop keeps serving other requests."""
 
-_OFF_LOOP_BYTES = 1 << 20
-"""Bodies above this are parsed in a worker thread so the event loop keeps serving other requests."""
-
-
-def _reject_constant(name: str) -> Any:
-    raise FieldValueError(f"{name} is not valid JSON")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_LOW_SURROGATE_ESCAPE = re.compile(r"\\u[dD][c-fC-F][0-9a-fA-F]{2}")
 
 
 def too_large(limit: int, size: int | None = None) -> ApiError:
@@ -61,7 +58,7 @@ def parse_json(body: bytes) -> Any:
     except UnicodeDecodeError as exc:
         raise ApiError(400, "invalid_json", f"request body is not UTF-8 (byte {exc.start})") from None
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        value = strict_loads(text)
     except json.JSONDecodeError as exc:
         raise ApiError(
             400,
@@ -72,14 +69,84 @@ def parse_json(body: bytes) -> Any:
         raise ApiError(400, "invalid_json", f"request body is not valid JSON: {exc}") from None
     except RecursionError:
         raise ApiError(400, "invalid_json", "request body is nested too deeply") from None
+    _refuse_lone_surrogates(text)
+    return value
 
 
-async def structure_async(body: bytes, structure: Callable[[Any], _T]) -> _T:
-    """``structure(parse_json(body))``, in a worker thread for large bodies: validating the history of
-    a multi-megabyte request would hold the event loop as long as parsing it does."""
-    if len(body) > _OFF_LOOP_BYTES:
-        return await asyncio.to_thread(lambda: structure(parse_json(body)))
-    return structure(parse_json(body))
+def _refuse_lone_surrogates(text: str) -> None:
+    """A 400 naming the place of the first ``\\uD800``-``\\uDFFF`` escape that is not half of a pair.
+
+    Python's JSON reader keeps such an escape as a lone surrogate, which no UTF-8 text can hold: the
+    first attempt to encode it (a canonical JSON, a file name, the answer itself) would fail deep in
+    the service. ``text`` is valid JSON (already parsed), so every ``\\u`` is inside a string.
+    """
+    if "\\u" not in text:
+        return
+    paired_at = -1
+    for match in _SURROGATE_ESCAPE.finditer(text):
+        start = match.start()
+        if start == paired_at:
+            continue  # the low half of the pair just checked
+        before = start - 1
+        while before >= 0 and text[before] == "\\":
+            before -= 1
+        backslashes = start - 1 - before
+        if backslashes % 2:
+            continue  # "\\\\ud800": an escaped backslash, then the letters "ud800"
+        after = match.end()
+        high = match.group()[3] in "89abAB"
+        if high and _LOW_SURROGATE_ESCAPE.match(text, after):
+            paired_at = after
+            continue
+        line = text.count("\n", 0, start) + 1
+        column = start - text.rfind("\n", 0, start)
+        raise ApiError(
+            400,
+            "invalid_json",
+            f"request body is not valid Unicode JSON (line {line}, column {column}: "
+            f"{match.group()} is a lone UTF-16 surrogate, which no UTF-8 text can carry)",
+        )
+
+
+def check_history_size(data: Any, *, max_messages: int, max_blocks: int) -> None:
+    """A 413 (``transcript_too_large``) for a body whose ``messages`` hold more entries or blocks than
+    the server reads, from counts alone: before anything is converted, validated or copied.
+
+    Converting and validating cost per message and per block far more than parsing does (a body of
+    250,000 one-line messages took seconds to convert only to be refused by the planner's size
+    limit), so the counts are refused first. Blocks are the list items at a message's first two
+    levels: content blocks, tool calls, and a nested message's content (Claude Code, Codex).
+    """
+    if not isinstance(data, dict):
+        return
+    messages = data.get("messages")
+    if not isinstance(messages, list):
+        return  # not a history: structuring names the field
+    if len(messages) > max_messages:
+        raise ApiError(
+            413,
+            "transcript_too_large",
+            f"messages holds {len(messages):,} entries; this server reads at most {max_messages:,}",
+            field="messages",
+        )
+    blocks = 0
+    for message in messages:
+        if isinstance(message, dict):
+            for value in message.values():
+                if isinstance(value, list):
+                    blocks += len(value)
+                elif isinstance(value, dict):
+                    blocks += sum(len(inner) for inner in value.values() if isinstance(inner, list))
+        elif isinstance(message, list):
+            blocks += len(message)
+        if blocks > max_blocks:
+            raise ApiError(
+                413,
+                "transcript_too_large",
+                f"messages hold more than {max_blocks:,} blocks (content blocks, tool calls and other "
+                f"list items of a message); this server reads at most {max_blocks:,}",
+                field="messages",
+            )
 
 
 def _zstd(body: bytes, limit: int) -> bytes:

@@ -6,6 +6,19 @@ from typing import Any
 
 from tracetrim._errors import TracetrimError
 
+MAX_MESSAGE_CHARS = 2000
+"""Longest error message answered: a message quoting a megabyte key would otherwise echo it back."""
+
+
+def shown(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """``text`` safe to put in any JSON answer: lone surrogates (which UTF-8 cannot carry, so the
+    answer itself would fail to render) as visible ``\\udXXX`` escapes, and cut to ``limit`` characters."""
+    if len(text) > limit:
+        text = f"{text[:limit]}... ({len(text) - limit:,} more characters)"
+    if not text.isascii():
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
 
 class ApiError(TracetrimError):
     """An error answered as ``{"error": {"code", "message", "field"?}}`` with HTTP ``status``.
@@ -16,11 +29,14 @@ class ApiError(TracetrimError):
     """
 
     def __init__(self, status: int, code: str, message: str, *, field: str | None = None) -> None:
+        # A message may quote the client's own input (an unknown key, a bad value): made safe here,
+        # every way of answering an error renders.
+        message = shown(message)
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
-        self.field = field
+        self.field = shown(field, 500) if field is not None else None
 
     def body(self) -> dict[str, Any]:
         """The JSON error document."""

@@ -6,6 +6,7 @@ import hmac
 import ipaddress
 import json
 import logging
+import re
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
@@ -29,15 +30,62 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
+_LABEL = re.compile(r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?")
+_PORT = re.compile(r"[0-9]{1,5}")
+
+
+def parse_host(value: str) -> tuple[str, int | None] | None:
+    """The name and port of a ``Host`` header value (or an Origin's authority), or None when it is not
+    strict RFC 3986 host syntax.
+
+    Accepted: a DNS name (dot-separated labels of letters, digits, ``-`` and ``_``, none empty, at
+    most one trailing dot), an IPv4 address, or an IPv6 address in brackets (``[::1]``, and nothing
+    else inside them: no zone, no IPvFuture), each optionally followed by ``:port`` (1 to 65535).
+    The name comes back lower case, without its trailing dot, IPv6 without brackets in its compressed
+    form. Refused, among others: ``[::1].evil.example``, ``[::1]evil.example:80``, ``localhost..``,
+    a bare ``::1``, user information (``user@host``), percent escapes and empty ports.
+    """
+    value = value.strip()
+    if not value.isascii():  # before lower(): no other script may fold into an allowed ASCII name
+        return None
+    value = value.lower()
+    port: int | None = None
+    if value.startswith("["):
+        close = value.find("]")
+        if close < 0:
+            return None
+        literal, rest = value[1:close], value[close + 1 :]
+        if rest:
+            # after the literal only a port may follow: "[::1].evil.example" names another host
+            if not rest.startswith(":") or not _PORT.fullmatch(rest[1:]):
+                return None
+            port = int(rest[1:])
+        if "%" in literal:  # a zone id (RFC 6874) only means something on the client's own machine
+            return None
+        try:
+            name = ipaddress.IPv6Address(literal).compressed
+        except ValueError:  # not an IPv6 address (an IPv4 one, a zone id, IPvFuture, a name)
+            return None
+    else:
+        name, sep, digits = value.partition(":")
+        if sep:
+            if not _PORT.fullmatch(digits):
+                return None  # an empty or non-numeric port, or a second colon (a bare IPv6 address)
+            port = int(digits)
+        if name.endswith("."):
+            name = name[:-1]  # one trailing dot names the same host; "localhost.." is refused below
+        labels = name.split(".")
+        if not name or len(name) > 253 or not all(_LABEL.fullmatch(label) for label in labels):
+            return None
+    if port is not None and not 0 < port <= 65535:
+        return None
+    return name, port
+
+
 def host_name(value: str) -> str:
-    """The name part of a ``Host`` header (no port, no brackets, lower case, no trailing dot)."""
-    value = value.strip().lower()
-    if value.startswith("["):  # an IPv6 literal, [::1]:8080
-        return value[1 : value.find("]")] if "]" in value else value
-    name, sep, port = value.rpartition(":")
-    if sep and port.isdigit() and ":" not in name:
-        value = name
-    return value.rstrip(".")
+    """The name part of a ``Host`` header (see `parse_host`), or "" when the value is not a valid host."""
+    parsed = parse_host(value)
+    return parsed[0] if parsed is not None else ""
 
 
 def is_loopback(host: str) -> bool:
@@ -101,8 +149,9 @@ class RequestGuard:
             )
         origin = _header(scope, b"origin")
         if origin is not None:
-            origin_host = urlsplit(origin).hostname or ""
-            if not origin_host or not host_allowed(host_name(origin_host), self.allowed_hosts):
+            # the authority, parsed as strictly as Host: "http://[::1].evil.example" is not loopback
+            origin_host = _origin_host(origin)
+            if not origin_host or not host_allowed(origin_host, self.allowed_hosts):
                 return 403, "origin_not_allowed", f"requests from origin {origin!r} are not allowed", []
         if self._token is not None and scope.get("path") not in OPEN_PATHS:
             given = _header(scope, b"authorization")
@@ -135,6 +184,17 @@ class RequestGuard:
                     [],
                 )
         return None
+
+
+def _origin_host(origin: str) -> str:
+    """The host name of an ``Origin`` header (``scheme://host[:port]``), or "" for ``null`` or junk."""
+    try:
+        parts = urlsplit(origin.strip())
+    except ValueError:
+        return ""
+    if not parts.scheme or parts.path not in ("", "/") or parts.query or parts.fragment:
+        return ""
+    return host_name(parts.netloc)
 
 
 def error_body(path: str, code: str, message: str) -> dict[str, object]:

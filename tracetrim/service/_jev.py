@@ -20,6 +20,7 @@ from tracetrim._errors import TracetrimError
 from tracetrim._json import canonical_json
 from tracetrim._validators import FieldValueError, is_number
 from tracetrim.decision import BinaryQuestion, DecisionResponse
+from tracetrim.service._errors import shown
 
 MODEL_ALIAS = "jev-latest"
 """The model name Jev clients send by default; every name is served by the one configured model."""
@@ -189,11 +190,11 @@ def parse_systemone(body: Any) -> tuple[str, Mapping[str, Any], list[JevQuestion
                     errors.append(_error(loc, "Input should be a valid dictionary", "model_attributes_type"))
                     continue
                 kind = q.get("type")
-                if kind not in _KINDS:
+                if not isinstance(kind, str) or kind not in _KINDS:  # an object is no tag (nor hashable)
                     errors.append(
                         _error(
                             [*loc, "type"],
-                            f"expected 'noul', 'choice' or 'score', got {kind!r}",
+                            f"expected 'noul', 'choice' or 'score', got {shown(repr(kind), 200)}",
                             "union_tag_invalid",
                         )
                     )

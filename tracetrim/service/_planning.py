@@ -135,6 +135,10 @@ class PlanningPool:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._pool(), in_thread)
 
+    async def run_sync(self, work: Callable[[], _T]) -> _T:
+        """``work()`` called in a worker thread (parsing a large body): its result or its exception."""
+        return await asyncio.get_running_loop().run_in_executor(self._pool(), work)
+
     def close(self) -> None:
         """Stop the worker threads once the plans running finish."""
         if self._executor is not None:

@@ -175,7 +175,12 @@ def read_messages(
 ) -> tuple[list[Any], HistoryFormat, list[Any]]:
     """The neutral messages of ``messages`` read as ``fmt_name`` (``auto``: told by shape), the
     format used and the array as sent; a 422 naming the message, block and field otherwise."""
-    fmt = history_format(detect_messages(messages) if fmt_name == "auto" else fmt_name)
+    try:
+        fmt = history_format(detect_messages(messages) if fmt_name == "auto" else fmt_name)
+    except (TypeError, KeyError, AttributeError, ValueError) as exc:  # a shape detection trips over
+        raise ApiError(
+            422, "invalid_messages", f"the format of the messages cannot be told ({exc})", field="messages"
+        ) from None
     fields = {"system": system} if system is not None else {}
     try:
         neutral = _validated(fmt.read(messages, fields))

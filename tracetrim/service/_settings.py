@@ -8,6 +8,7 @@ from typing import Any
 
 import attrs
 
+from tracetrim._logging import redact_url
 from tracetrim._validators import FieldTypeError, FieldValueError, callable_or_none, int_in, positive_number
 from tracetrim.archive import DEFAULT_MAX_BYTES, Archive, FileArchive, open_archive
 from tracetrim.decision import DecisionModel
@@ -17,6 +18,14 @@ DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
 
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
 """The ``Host`` names a service accepts by default: only a client on this machine names these."""
+
+DEFAULT_MAX_MESSAGES = 50_000
+"""Entries of a body's ``messages`` read at most. Under the planner's default ``max_transcript_chars``
+(5,000,000) a history this long would average 100 characters a message, less than any real agent's;
+a body of 50,000 one-line messages costs about 1.3 s to convert and validate on one core."""
+
+DEFAULT_MAX_BLOCKS = 250_000
+"""Blocks (content blocks, tool calls) read at most across a body's messages: five per message."""
 
 TOKEN_ENV = "TRACETRIM_API_TOKEN"
 """The environment variable `tracetrim serve` reads its bearer token from."""
@@ -62,14 +71,22 @@ class ServiceSettings:
     - ``archive``: where ENFORCE saves originals and restores read from; None means the service
       answers ENFORCE and restore requests with 409 ``archive_not_configured``.
     - ``max_body_bytes``: larger request bodies get 413 before more than this is read.
-    - ``budget_s``: the decision deadline of a plan, and the most a request's ``options.budget_s`` may ask.
+    - ``max_messages`` and ``max_blocks``: a compaction body whose ``messages`` hold more entries, or
+      more blocks in all, gets 413 ``transcript_too_large`` once parsed, before anything is converted
+      or validated (those cost per message and per block; parsing costs per byte).
+    - ``budget_s``: the deadline of a compaction request, and the most its ``options.budget_s`` may
+      ask. It runs from the moment the body has been read: the wait for a planning thread, reading and
+      validating the history and the plan all come out of it (a request whose history took it all
+      answers ``TIMEOUT`` without planning; one still waiting for a thread when the server's budget is
+      spent gets 503 ``server_busy``).
     - ``version`` and ``observer``: passed to `tracetrim.ExecutionOptions` for every plan's `Record`
       (the observer is called from the planning thread of that plan).
     - ``allowed_hosts``: the ``Host`` header names served (421 otherwise), and the origins a browser
       may send from (403 otherwise); ``'*.example.com'`` matches subdomains, ``'*'`` anything.
     - ``token``: when set, every endpoint but ``/healthz`` needs ``Authorization: Bearer <token>`` (401).
-    - ``planning_threads``: plans run in at most this many worker threads, so the event loop keeps
-      answering (``/healthz`` included) while a large history is planned; more plans wait their turn.
+    - ``planning_threads``: compaction requests are parsed, converted, validated and planned in at
+      most this many worker threads, so the event loop keeps answering (``/healthz`` included) while a
+      large history is read or planned, and the memory that work takes is bounded; more wait their turn.
     - ``read_timeout_s``: a request body not fully received within this many seconds gets 408.
     - ``close_on_shutdown``: the app owns ``model`` and ``archive`` and closes them (``aclose()`` on
       the model and on the archive's store, where they have one) when the server stops, on the
@@ -80,6 +97,8 @@ class ServiceSettings:
     systemone_model: DecisionModel | None = attrs.field(default=None, validator=_callable_or_none)
     archive: Archive | None = None
     max_body_bytes: int = attrs.field(default=DEFAULT_MAX_BODY_BYTES, validator=_positive_int)
+    max_messages: int = attrs.field(default=DEFAULT_MAX_MESSAGES, validator=_positive_int)
+    max_blocks: int = attrs.field(default=DEFAULT_MAX_BLOCKS, validator=_positive_int)
     budget_s: float = attrs.field(default=30.0, validator=_positive_seconds)
     version: str = attrs.field(default="v1", validator=attrs.validators.instance_of(str))
     observer: Callable[[Any], object] | None = attrs.field(
@@ -112,7 +131,9 @@ def make_archive(
         return FileArchive(directory, max_bytes=max_bytes)
     if redis_url is not None:
         if not redis_url.startswith(("redis://", "rediss://")):
-            raise FieldValueError(f"a Redis URL starts with redis:// or rediss://, got {redis_url!r}")
+            raise FieldValueError(
+                f"a Redis URL starts with redis:// or rediss://, got {redact_url(redis_url)!r}"
+            )
         return open_archive(redis_url, max_bytes=max_bytes)
     if url is not None:
         return open_archive(url, max_bytes=max_bytes)
