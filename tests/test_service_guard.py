@@ -228,3 +228,20 @@ def test_serve_flags_make_the_settings(
     assert settings.token == (TOKEN if "--token" in flags else None)
     monkeypatch.setenv("TRACETRIM_API_TOKEN", TOKEN)
     assert _settings(build_parser().parse_args(["serve", "--model-backend", "lexical"])).token == TOKEN
+
+
+def test_serve_flags_set_the_history_and_per_client_limits() -> None:
+    from tracetrim.cli._app import build_parser
+    from tracetrim.cli._serve import _limits, _settings
+    from tracetrim.service import ServerLimits, ServiceSettings
+
+    flags = ["--max-messages", "900", "--max-blocks", "5000", "--max-idle-per-client", "3"]
+    args = build_parser().parse_args(["serve", "--model-backend", "learned", *flags])
+    settings, limits = _settings(args), _limits(args)
+    assert (settings.max_messages, settings.max_blocks) == (900, 5000)
+    assert limits.max_idle_per_client == 3
+    assert limits.max_connections_per_client == ServerLimits().max_connections_per_client
+    defaults = _settings(build_parser().parse_args(["serve", "--model-backend", "learned"]))
+    assert defaults.max_messages == ServiceSettings(model=defaults.model).max_messages
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["serve", "--max-connections-per-client", "0"])

@@ -9,6 +9,7 @@ import json
 import os
 from typing import Any
 
+from tracetrim.cli._arg_types import port, positive_float, positive_int
 from tracetrim.cli._errors import CliError
 from tracetrim.cli._model_options import add_model_arguments, model_from_args
 
@@ -21,33 +22,6 @@ TOKEN_ENV = "TRACETRIM_API_TOKEN"
 _WILDCARDS = ("0.0.0.0", "::", "")
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {value}")
-    return value
-
-
-def _port(text: str) -> int:
-    value = _positive_int(text)
-    if value > 65535:
-        raise argparse.ArgumentTypeError(f"must be at most 65535, got {value}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive, finite number, got {text!r}")
-    return value
-
-
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``serve`` sub-command."""
     parser = subparsers.add_parser(
@@ -57,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "archive only SHADOW compaction is available; ENFORCE and restores answer 409.",
     )
     parser.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
-    parser.add_argument("--port", type=_port, default=8080, help="port to listen on (default 8080)")
+    parser.add_argument("--port", type=port, default=8080, help="port to listen on (default 8080)")
     where = parser.add_mutually_exclusive_group()
     where.add_argument(
         "--archive",
@@ -67,14 +41,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     where.add_argument("--redis-url", metavar="URL", help="the same as --archive redis://...")
     parser.add_argument(
         "--max-body-bytes",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         metavar="N",
         help="larger request bodies are refused with 413 (default 8 MiB)",
     )
     parser.add_argument(
         "--budget",
-        type=_positive_float,
+        type=positive_float,
         default=30.0,
         metavar="S",
         help="decision deadline per plan, seconds",
@@ -94,39 +68,67 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     limits = parser.add_argument_group("limits")
     limits.add_argument(
-        "--workers", type=_positive_int, default=1, metavar="N", help="server processes (default 1)"
+        "--workers", type=positive_int, default=1, metavar="N", help="server processes (default 1)"
     )
     limits.add_argument(
         "--planning-threads",
-        type=_positive_int,
+        type=positive_int,
         default=4,
         metavar="N",
         help="plans run at once per process, off the event loop (default 4)",
     )
     limits.add_argument(
         "--max-connections",
-        type=_positive_int,
+        type=positive_int,
         default=256,
         metavar="N",
         help="more open connections get 503 (default 256 per process)",
     )
     limits.add_argument(
+        "--max-messages",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="a history of more messages is refused with 413 before any conversion (default 50,000)",
+    )
+    limits.add_argument(
+        "--max-blocks",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="... or of more content blocks and tool calls in all (default 250,000)",
+    )
+    limits.add_argument(
+        "--max-idle-per-client",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="idle connections one client address may hold; its longest-idle close first (default 16)",
+    )
+    limits.add_argument(
+        "--max-connections-per-client",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="connections one client address may open (default 64; raise both behind a proxy)",
+    )
+    limits.add_argument(
         "--header-timeout",
-        type=_positive_float,
+        type=positive_float,
         default=10.0,
         metavar="S",
         help="close a connection without a complete request head after S seconds (default 10)",
     )
     limits.add_argument(
         "--read-timeout",
-        type=_positive_float,
+        type=positive_float,
         default=30.0,
         metavar="S",
         help="answer 408 to a request body not received within S seconds (default 30)",
     )
     limits.add_argument(
         "--keep-alive",
-        type=_positive_int,
+        type=positive_int,
         default=5,
         metavar="S",
         help="close an idle kept-alive connection after S seconds (default 5)",
@@ -190,8 +192,9 @@ def _settings(args: argparse.Namespace) -> Any:
     if args.workers > 1 and (args.archive or "").lower().startswith("memory:"):
         raise CliError("--workers N needs an archive every process shares; memory: is per process")
     options: dict[str, Any] = {}
-    if args.max_body_bytes is not None:
-        options["max_body_bytes"] = args.max_body_bytes
+    for name in ("max_body_bytes", "max_messages", "max_blocks"):
+        if getattr(args, name, None) is not None:
+            options[name] = getattr(args, name)
     try:
         return ServiceSettings(
             model=model,
@@ -211,10 +214,16 @@ def _settings(args: argparse.Namespace) -> Any:
 def _limits(args: argparse.Namespace) -> Any:
     from tracetrim.service import ServerLimits
 
+    per_client = {
+        name: getattr(args, name)
+        for name in ("max_idle_per_client", "max_connections_per_client")
+        if getattr(args, name, None) is not None
+    }
     return ServerLimits(
         max_connections=args.max_connections,
         header_timeout_s=args.header_timeout,
         keep_alive_s=args.keep_alive,
+        **per_client,
     )
 
 
