@@ -9,6 +9,7 @@ from tracetrim._public import publish
 from tracetrim._record import PairRecord, RecordDetail
 from tracetrim._scope import Scope
 from tracetrim._snapshot import SnapshotError, validate_messages
+from tracetrim._telemetry import SpanObserver
 from tracetrim.compactor import (
     Action,
     CompactionRequest,
@@ -57,6 +58,7 @@ __all__ = [
     "RecordDetail",
     "Scope",
     "SnapshotError",
+    "SpanObserver",
     "Status",
     "Summarizer",
     "Summary",
