@@ -1,6 +1,13 @@
 """Planning overhead without model latency: time and peak memory for 100 to 100,000 messages.
 
 Run: python benchmarks/bench_plan.py [--sizes 100,1000,10000,100000] [--repeat 3]
+     python benchmarks/bench_plan.py --instructions [--sizes 1000,10000]
+
+``--instructions`` counts the instructions one plan executes, with ``valgrind --tool=callgrind``: the
+same count for the same code and input whatever else the machine is doing, so a change can be judged
+on a noisy machine. Each size runs twice in a fresh process under callgrind, once planning and once
+doing everything but the plan (start-up, building the history and the compactor, one small warm-up
+plan that loads the judge); the difference is the plan's.
 
 By default the embedded learned judge plans (in-process, the whole history at once); ``--model scripted``
 uses a zero-latency scripted model instead. Either way what is measured is tracetrim's own work:
@@ -16,9 +23,15 @@ import argparse
 import asyncio
 import json
 import random
+import re
+import shutil
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 import tracemalloc
+from pathlib import Path
 from typing import Any
 
 import tracetrim as tt
@@ -118,11 +131,63 @@ def peak_bytes(messages: list[dict[str, Any]], model_kind: str = "learned") -> i
     return peak
 
 
+_COLLECTED = re.compile(r"Collected\s*:\s*(\d+)")
+
+
+def instructions(size: int, plan: bool, model_kind: str = "learned") -> int:
+    """Instructions a fresh process executes under callgrind to build a history of ``size`` messages
+    and, when ``plan``, plan it once."""
+    with tempfile.TemporaryDirectory() as folder:
+        done = subprocess.run(
+            [
+                "valgrind",
+                "--tool=callgrind",
+                f"--callgrind-out-file={Path(folder) / 'out'}",
+                sys.executable,
+                __file__,
+                "--child",
+                f"{size}:{'plan' if plan else 'base'}:{model_kind}",
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    found = _COLLECTED.search(done.stderr)
+    if done.returncode != 0 or found is None:
+        raise SystemExit(f"callgrind failed ({done.returncode}): {done.stderr[-2000:]}")
+    return int(found.group(1))
+
+
+def _child(spec: str) -> None:
+    size, what, model_kind = spec.split(":")
+    messages = synthetic_history(int(size))
+    compactor = _compactor(model_kind)
+    # A first small plan in both runs: loading the judge's weights and imports are not the plan's.
+    asyncio.run(compactor.plan(tt.CompactionRequest(synthetic_history(200, seed=1))))
+    if what == "plan":
+        outcome = asyncio.run(compactor.plan(tt.CompactionRequest(messages)))
+        assert outcome.plan is not None, outcome
+
+
+def print_instructions(sizes: list[int], model_kind: str) -> None:
+    """One row per size: instructions of one plan, and per message."""
+    if shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind (apt-get install valgrind)")
+    print(f"{'messages':>9} {'plan instructions':>18} {'per message':>12}")
+    for size in sizes:
+        plan = instructions(size, True, model_kind) - instructions(size, False, model_kind)
+        print(f"{size:>9,} {plan:>18,} {plan / size:>12,.0f}")
+
+
 def main() -> None:
     """Print one row per size: history characters, median plan time, time per message, peak memory."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="100,1000,10000,100000")
+    parser.add_argument(
+        "--sizes", default=None, help="default 100,1000,10000,100000 (1000,10000 with --instructions)"
+    )
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--instructions", action="store_true", help="count instructions with callgrind")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument(
         "--model",
         choices=("learned", "scripted"),
@@ -131,6 +196,12 @@ def main() -> None:
         "model, which adds the observation and batching stages",
     )
     args = parser.parse_args()
+    if args.child:
+        _child(args.child)
+        return
+    if args.instructions:
+        print_instructions([int(n) for n in (args.sizes or "1000,10000").split(",")], args.model)
+        return
     header = (
         "messages",
         "chars",
@@ -145,7 +216,7 @@ def main() -> None:
     )
     widths = (9, 13, 7, 8, 8, 7, 8, 7, 9, 9)
     print(" ".join(f"{h:>{w}}" for h, w in zip(header, widths, strict=True)))
-    for size in (int(s) for s in args.sizes.split(",")):
+    for size in (int(s) for s in (args.sizes or "100,1000,10000,100000").split(",")):
         messages = synthetic_history(size)
         repeat = args.repeat if size <= 10_000 else 1
         runs = [timed_plan(messages, args.model) for _ in range(repeat)]
