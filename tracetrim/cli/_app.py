@@ -15,6 +15,7 @@ from tracetrim.cli._demo import register as register_demo
 from tracetrim.cli._errors import CliError
 from tracetrim.cli._fit import register as register_fit
 from tracetrim.cli._offload import register as register_offload
+from tracetrim.cli._replay import register as register_replay
 from tracetrim.cli._serve import register as register_serve
 
 _REGISTRATIONS = (
@@ -24,6 +25,7 @@ _REGISTRATIONS = (
     register_archive,
     register_audit,
     register_fit,
+    register_replay,
     register_serve,
 )
 

@@ -1,0 +1,94 @@
+"""The host rule and the strategies a replay walks when none are named."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from tracetrim._validators import FieldValueError
+from tracetrim.replay._baselines import (
+    AnthropicClearToolUses,
+    KeepLastN,
+    LangChainClearToolUses,
+    NoCompaction,
+    OpenAIToolOutputTrimmer,
+)
+from tracetrim.replay._host import HostRule
+from tracetrim.replay._planners import Judge, tracetrim_budget, tracetrim_offload, tracetrim_threshold
+from tracetrim.replay._protocol import ReplayStrategy
+
+DEFAULT_WINDOW = 128_000
+"""The context window a replay assumes when none is given (GPT-4o's; the host compacts at 60% / 40%)."""
+DEFAULT_HOST = HostRule.window(DEFAULT_WINDOW)
+"""76,800 / 51,200 tokens: the adapters' ``"auto"`` budget for a 128k window."""
+
+
+def baselines(*, mask_keep: int = 10) -> list[ReplayStrategy]:
+    """What users pick instead, at their documented defaults: none, masking, Anthropic, LangChain, OpenAI."""
+    return [
+        NoCompaction(),
+        KeepLastN(mask_keep),
+        AnthropicClearToolUses(),
+        LangChainClearToolUses(),
+        OpenAIToolOutputTrimmer(),
+    ]
+
+
+def default_strategies(judge: Judge | None = None, *, tombstones: bool = False) -> list[ReplayStrategy]:
+    """The baselines, then tracetrim's threshold mode, budget mode and offload (`DEFAULT_NAMES`);
+    ``tombstones`` adds the two planner modes once more with ``tombstones=True``."""
+    names = [*DEFAULT_NAMES, *(("threshold-tombstones", "budget-tombstones") if tombstones else ())]
+    return strategies_by_name(names, judge)
+
+
+STRATEGY_NAMES = (
+    "none",
+    "mask",
+    "anthropic",
+    "langchain",
+    "openai",
+    "threshold",
+    "budget",
+    "offload",
+    "threshold-tombstones",
+    "budget-tombstones",
+)
+"""What ``tracetrim replay --strategies`` accepts: the baselines, then tracetrim's strategies."""
+DEFAULT_NAMES = STRATEGY_NAMES[:8]
+"""The strategies a replay walks unless told otherwise (the tombstone variants are opt-in)."""
+
+
+def strategies_by_name(
+    names: Sequence[str],
+    judge: Judge | None = None,
+    *,
+    mask_keep: int = 10,
+    baseline_trigger: int | None = None,
+) -> list[ReplayStrategy]:
+    """The named strategies (`STRATEGY_NAMES`), in the order given; ``baseline_trigger`` replaces the
+    100,000-token trigger of Anthropic's and LangChain's clearing (their other defaults kept)."""
+    unknown = [n for n in names if n not in STRATEGY_NAMES]
+    if unknown:
+        raise FieldValueError(
+            f"unknown strategy {', '.join(unknown)}; choose from {', '.join(STRATEGY_NAMES)}"
+        )
+    needs_judge = any(
+        n in ("threshold", "budget", "threshold-tombstones", "budget-tombstones") for n in names
+    )
+    if needs_judge and judge is None:
+        from tracetrim.decision import LearnedDecisionModel
+
+        judge = LearnedDecisionModel()
+    trigger = 100_000 if baseline_trigger is None else baseline_trigger
+    build: dict[str, Callable[[], ReplayStrategy]] = {
+        "none": NoCompaction,
+        "mask": lambda: KeepLastN(mask_keep),
+        "anthropic": lambda: AnthropicClearToolUses(trigger=trigger),
+        "langchain": lambda: LangChainClearToolUses(trigger=trigger),
+        "openai": OpenAIToolOutputTrimmer,
+        "threshold": lambda: tracetrim_threshold(judge),
+        "budget": lambda: tracetrim_budget(judge),
+        "offload": tracetrim_offload,
+        "threshold-tombstones": lambda: tracetrim_threshold(judge, tombstones=True),
+        "budget-tombstones": lambda: tracetrim_budget(judge, tombstones=True),
+    }
+    return [build[name]() for name in names]
