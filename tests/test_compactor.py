@@ -215,7 +215,8 @@ async def test_text_and_thinking_survive_drop_call_and_empty_messages_go() -> No
         assistant("a3", call("c2"), result("c2")),
         *tool_history(0, tail=4)[1:],
     ]
-    outcome = await _compactor(_drop_all()).plan(tt.CompactionRequest(messages))
+    without = attrs.evolve(CONFIG, tombstones=False)
+    outcome = await _compactor(_drop_all(), config=without).plan(tt.CompactionRequest(messages))
     assert outcome.plan is not None
     kept = outcome.plan.messages
     assert [m["id"] for m in kept] == ["m0", "a1", "r0", "r1", "r2", "r3"]
