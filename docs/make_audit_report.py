@@ -17,7 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tracetrim._shadow_run import record_shadow_run
+from tracetrim.audit._shadow_run import record_shadow_run
 from tracetrim.cli import main as tracetrim
 from tracetrim.learn._sources import mini_swe_agent, swe_agent, tau_bench
 

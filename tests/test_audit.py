@@ -13,12 +13,12 @@ import pytest
 
 import tracetrim as tt
 from tests._histories import assistant, call, result, text, tool_history, user
-from tracetrim._audit import RecordError, read_audit, read_records
-from tracetrim._audit_advice import recommend, sweep
-from tracetrim._audit_html import drops_table
-from tracetrim._audit_report import audit
-from tracetrim._audit_summary import pair_rows, summarise
 from tracetrim.archive import FileArchive, RecallTool
+from tracetrim.audit._advice import recommend, sweep
+from tracetrim.audit._html import drops_table
+from tracetrim.audit._observer import RecordError, read_audit, read_records
+from tracetrim.audit._report import audit
+from tracetrim.audit._summary import pair_rows, summarise
 from tracetrim.cli import main
 from tracetrim.decision import ScriptedDecisionModel
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import DATA, require_data, service_unavailable
-from tracetrim._audit_html import CHARTS
-from tracetrim._shadow_run import record_shadow_run
+from tracetrim.audit._html import CHARTS
+from tracetrim.audit._shadow_run import record_shadow_run
 from tracetrim.cli import main
 from tracetrim.learn._sources import swe_agent, tau_bench
 

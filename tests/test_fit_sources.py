@@ -15,7 +15,7 @@ import pytest
 
 import tracetrim as tt
 from tests.conftest import DATA, require_data
-from tracetrim._audit import read_files
+from tracetrim.audit._observer import read_files
 from tracetrim._json import canonical_json
 from tracetrim._marker import is_shortened, is_tombstone
 from tracetrim.archive import FileArchive

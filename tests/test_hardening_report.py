@@ -16,8 +16,8 @@ import pytest
 
 import tracetrim as tt
 from tests._histories import assistant, call, result, text, user
-from tracetrim._audit_report import audit_files
-from tracetrim._svg import escape, visible
+from tracetrim.audit._report import audit_files
+from tracetrim.audit._svg import escape, visible
 from tracetrim.cli import main
 from tracetrim.decision import ScriptedDecisionModel
 

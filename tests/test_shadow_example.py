@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO, load_scenario
-from tracetrim._audit import read_audit
+from tracetrim.audit._observer import read_audit
 from tracetrim.cli._demo import plan_example
 
 

@@ -2,7 +2,6 @@
 
 # compactor first: tracetrim._record (imported by _audit) builds on it, and compactor imports _record.
 from tracetrim import archive, compactor, decision, formats
-from tracetrim._audit import JsonLinesObserver
 from tracetrim._errors import TracetrimError
 from tracetrim._followup import Followup, quoted_calls
 from tracetrim._public import publish
@@ -10,6 +9,7 @@ from tracetrim._record import PairRecord, RecordDetail
 from tracetrim._scope import Scope
 from tracetrim._snapshot import SnapshotError, validate_messages
 from tracetrim._telemetry import SpanObserver
+from tracetrim.audit._observer import JsonLinesObserver
 from tracetrim.compactor import (
     Action,
     CompactionRequest,

@@ -8,11 +8,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tracetrim._audit import AuditInput, RecordError, read_audit, read_files
-from tracetrim._audit_report import AuditOptions, audit
-from tracetrim._audit_summary import summary_json
-from tracetrim._audit_text import write_audit
 from tracetrim._convert import to_json_object
+from tracetrim.audit._observer import AuditInput, RecordError, read_audit, read_files
+from tracetrim.audit._report import AuditOptions, audit
+from tracetrim.audit._summary import summary_json
+from tracetrim.audit._text import write_audit
 from tracetrim.cli._arg_types import non_negative_float, positive_int, unit_fraction
 from tracetrim.cli._errors import CliError
 

@@ -276,7 +276,7 @@ def _recorded_runs(record_files: list[str], url: str, tools: frozenset[str] | No
     said on stderr."""
     import asyncio
 
-    from tracetrim._audit import RecordError, read_files
+    from tracetrim.audit._observer import RecordError, read_files
     from tracetrim.archive import ArchiveError, close_archive, open_archive
     from tracetrim.cli._archive_args import check_exists
     from tracetrim.learn._archived import archived_runs

@@ -1,6 +1,6 @@
 """The replay as one self-contained HTML page: the sawtooth per strategy, billed and cached totals, losses.
 
-Built the way the audit report is (`tracetrim._audit_html`): inline SVG from `tracetrim._svg`, the same
+Built the way the audit report is (`tracetrim.audit._html`): inline SVG from `tracetrim.audit._svg`, the same
 style sheet and the same closing script, which marks each chart with the size it drew at so a headless
 browser can check every chart was drawn. Nothing is fetched.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-from tracetrim._audit_html import _SCRIPT, _STYLE
-from tracetrim._svg import Series, lines, message, stacked_bars
+from tracetrim.audit._html import _SCRIPT, _STYLE
+from tracetrim.audit._svg import Series, lines, message, stacked_bars
 from tracetrim.replay._result import ALL, ReplayReport, StrategyRun, StrategyTotals
 from tracetrim.replay._text import HEADER, LOSS_HEADER, loss_rows, rows, tokens
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import attrs
 
-from tracetrim._audit import AuditInput, read_files
-from tracetrim._audit_advice import MIN_DECISIONS, Recommendation, recommend
-from tracetrim._audit_html import render_html
-from tracetrim._audit_summary import AuditSummary, PairRow, pair_rows, summarise
 from tracetrim._validators import int_in, probability
+from tracetrim.audit._advice import MIN_DECISIONS, Recommendation, recommend
+from tracetrim.audit._html import render_html
+from tracetrim.audit._observer import AuditInput, read_files
+from tracetrim.audit._summary import AuditSummary, PairRow, pair_rows, summarise
 
 
 @attrs.frozen(kw_only=True)

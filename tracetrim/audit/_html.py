@@ -5,13 +5,13 @@ from __future__ import annotations
 import datetime as _dt
 from collections.abc import Sequence
 
-from tracetrim._audit import Junk
-from tracetrim._audit_advice import Recommendation, ThresholdPoint
-from tracetrim._audit_summary import AuditSummary, PairRow, histogram
-from tracetrim._audit_text import summary_lines
 from tracetrim._record import Record
-from tracetrim._svg import Mark, Series, escape, lines, message, stacked_bars, visible
-from tracetrim._svg import histogram as histogram_svg
+from tracetrim.audit._advice import Recommendation, ThresholdPoint
+from tracetrim.audit._observer import Junk
+from tracetrim.audit._summary import AuditSummary, PairRow, histogram
+from tracetrim.audit._svg import Mark, Series, escape, lines, message, stacked_bars, visible
+from tracetrim.audit._svg import histogram as histogram_svg
+from tracetrim.audit._text import summary_lines
 
 KEEP, SHORTEN, DROP = "#5b8c5a", "#e0a030", "#c0392b"
 LATENCY_BINS = 20
@@ -274,7 +274,7 @@ def render_html(
 
     Every piece of text from the records (tool names, call ids, sessions, reasons, failure details,
     junk lines) is HTML-escaped and has its invisible control characters shown as escapes
-    (`tracetrim._svg.visible`): bidi overrides and zero-width characters from tool output cannot
+    (`tracetrim.audit._svg.visible`): bidi overrides and zero-width characters from tool output cannot
     reorder or hide what the report shows.
     """
     charts = {

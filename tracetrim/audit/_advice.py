@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 import attrs
 
-from tracetrim._audit_summary import REMOVING, PairRow, ToolStats
 from tracetrim._validators import FieldValueError
+from tracetrim.audit._summary import REMOVING, PairRow, ToolStats
 from tracetrim.compactor._outcome import Action
 from tracetrim.compactor._policy import decide
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TextIO
 
-from tracetrim._audit import Junk
-from tracetrim._audit_advice import Recommendation
-from tracetrim._audit_summary import AuditSummary
-from tracetrim._svg import visible
+from tracetrim.audit._advice import Recommendation
+from tracetrim.audit._observer import Junk
+from tracetrim.audit._summary import AuditSummary
+from tracetrim.audit._svg import visible
 
 TOP_TOOLS = 8
 """Tools listed in the terminal (the HTML report shows them all)."""
@@ -79,7 +79,7 @@ def write_audit(
 ) -> None:
     """The summary and the recommendation on ``out``; each skipped junk line on ``err``.
 
-    Text from the records goes out through `tracetrim._svg.visible`: a bidi override, a zero-width
+    Text from the records goes out through `tracetrim.audit._svg.visible`: a bidi override, a zero-width
     character or a terminal escape sequence (ESC is a control character) from tool output is shown
     as ``\\u202e`` or ``\\u001b``, never acted on by the terminal.
     """

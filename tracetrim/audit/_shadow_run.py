@@ -7,9 +7,9 @@ from pathlib import Path
 
 import attrs
 
-from tracetrim._audit import JsonLinesObserver
 from tracetrim._followup import Followup, quoted_calls
 from tracetrim._scope import Scope
+from tracetrim.audit._observer import JsonLinesObserver
 from tracetrim.compactor import CompactionRequest, Compactor, CompactorConfig, ExecutionOptions, Mode
 from tracetrim.decision import DecisionModel, LearnedDecisionModel
 from tracetrim.decision._history import HistoryJudge
