@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests._archive_support import postgres_url, redis_namespace
+from tests._provider_rules import check_openai_chat
 from tests.conftest import DATA, REPO, SHAPES, require_data
 from tracetrim._json import canonical_bytes
 from tracetrim._snapshot import validate_messages
@@ -331,7 +332,17 @@ def test_offload_speaks_the_files_format_and_restores_it(
             ],
             capsys,
         )
-        assert code == 2 and "--call-id prints neutral blocks" in err
+        assert code == 2 and "has no tool call 'x'" in err
+        # the calls alone, as a history of their own in the format asked for: each call with its result
+        calls = [d["call_id"] for d in report["decisions"]][:2]
+        restore = ["restore", report["archive_ref"], "--archive", url, *scope, "--format", "openai"]
+        code, out, err = _run([*restore, *(a for c in calls for a in ("--call-id", c))], capsys)
+        assert code == 0, err
+        written = json.loads(out)
+        check_openai_chat(written)
+        assert [c["id"] for m in written for c in m.get("tool_calls") or []] == calls
+        code, _, err = _run([*restore[:-1], "sent", "--call-id", calls[0]], capsys)
+        assert code == 2 and "name a format" in err
 
 
 def test_version_and_help_fit_a_terminal() -> None:

@@ -65,3 +65,23 @@ async def restore_calls(
             raise CallNotFoundError(f"snapshot {ref} in {scope_label(scope)} has no tool call {call_id!r}")
         restored.append(blocks)
     return restored
+
+
+def calls_history(messages: Sequence[Message], call_ids: Iterable[str]) -> list[Message]:
+    """The messages of ``messages`` that hold ``call_ids``' calls or results, each with only those
+    blocks: the calls as a history of their own, for a format's writer (`tracetrim restore --call-id
+    ID --format NAME`). Raises `CallNotFoundError` naming the first id no message holds."""
+    wanted = [call_ids] if isinstance(call_ids, str) else list(call_ids)
+    out: list[Message] = []
+    seen: set[str] = set()
+    for message in messages:
+        blocks = [
+            b for b in message.get("content", ()) if (key := tool_key(b)) is not None and key[1] in wanted
+        ]
+        if blocks:
+            seen.update(b["id"] for b in blocks)
+            out.append({**copy.deepcopy(message), "content": copy.deepcopy(blocks)})
+    missing = [c for c in wanted if c not in seen]
+    if missing:
+        raise CallNotFoundError(f"the snapshot has no tool call {missing[0]!r}")
+    return out

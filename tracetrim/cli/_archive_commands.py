@@ -15,12 +15,14 @@ from tracetrim.archive import (
     Archive,
     ArchiveError,
     ArchiveNotFoundError,
+    CallNotFoundError,
     SentDocument,
     check_ref,
     prune,
     restore_calls,
     restore_sent,
 )
+from tracetrim.archive._calls import calls_history
 from tracetrim.cli._archive_args import add_archive_arguments, with_archive
 from tracetrim.cli._arg_types import non_negative_float, non_negative_int
 from tracetrim.cli._errors import CliError
@@ -50,13 +52,26 @@ def _ref(value: str) -> str:
 
 def _restore(args: argparse.Namespace) -> int:
     ref = _ref(args.ref)
-    if args.call_ids and args.format != "neutral":
-        raise CliError("--call-id prints neutral blocks; --format applies to whole histories")
+    if args.call_ids and args.format == SENT:
+        raise CliError(
+            "--format sent gives back the whole document as it was sent; with --call-id, name a format"
+        )
 
     async def restore(archive: Archive, scope: Scope) -> Any:
-        if args.call_ids:
+        if args.call_ids and args.format == "neutral":
             calls = await restore_calls(archive, scope, ref, args.call_ids)
             return [blocks.as_dict() for blocks in calls]
+        if args.call_ids:  # those calls and results alone, as messages in the format asked for
+            try:
+                part = calls_history(await archive.restore(scope, ref), args.call_ids)
+            except CallNotFoundError as exc:
+                raise CliError(f"snapshot {ref}: {exc}") from None
+            try:
+                return HISTORY_FORMATS[args.format].write_messages(part)
+            except SnapshotError as exc:
+                raise CliError(
+                    f"the calls of snapshot {ref} cannot be written as {args.format}: {exc}"
+                ) from None
         if args.format != "neutral":
             try:
                 sent = await restore_sent(archive, scope, ref)
