@@ -32,6 +32,7 @@ from tracetrim.learn import (  # noqa: E402
     Examples,
     auc,
     calibration,
+    check_rows,
     cuts,
     examples,
     fit_weights,
@@ -40,6 +41,7 @@ from tracetrim.learn import (  # noqa: E402
     group_of,
     joined,
     shared_datasets,
+    with_reference,
 )
 from tracetrim.learn._examples import Cut  # noqa: E402
 from tracetrim.learn._scenarios import load_scenarios, scenario_examples  # noqa: E402
@@ -58,7 +60,8 @@ points over masking, but keeps 1 of 3 critical results of a held-out scenario.)"
 
 def _numbers(weights: JudgeWeights) -> list[float]:
     """Every fitted number of ``weights`` (tree shapes included), in a fixed order."""
-    numbers = [*weights.mean, *weights.scale, *weights.coef, weights.intercept]
+    numbers = [*weights.mean, *weights.scale, *weights.coef, weights.intercept, weights.reuse_reference]
+    numbers += [*weights.range_low, *weights.range_high]
     for tree in weights.trees:
         numbers += [*tree.feature, *tree.threshold, *tree.left, *tree.right, *tree.value]
     return [float(n) for n in numbers]
@@ -117,7 +120,7 @@ def main() -> int:
     )
     weights = fit_weights(
         joined(data, *labelled),
-        version="shared-2026.12.2",
+        version="shared-2026.12.3",
         levels=LEVELS,
         trained_on={
             "datasets": {name: len(t) for name, t in datasets.items()} | {"scenarios": len(scenarios)},
@@ -126,6 +129,8 @@ def main() -> int:
             "used_later": sum(data.labels),
         },
     )
+    # The self-check's reference: how many results the training runs used again per result expected.
+    weights = with_reference(weights, check_rows(all_cuts))
     text = weights.to_json()
     if args.check:
         shipped, fresh = JudgeWeights.load(OUT), JudgeWeights.from_json(text)

@@ -20,8 +20,9 @@ def register(commands: Any) -> None:
         help="learn which tool results your agent uses again, from its own trajectories",
         description=(
             "Cut each trajectory at several assistant turns, label every earlier result by whether the "
-            "agent used it after the cut, fit the judge, print its held-out frontier next to keep-last-N "
-            "masking, and write the weights (use them with --model-file or DECISION_MODEL_FILE). Runs come "
+            "agent used it after the cut, fit the judge, print its held-out frontier next to the shipped "
+            "judge's and keep-last-N masking on the same runs, and write the weights (use them with "
+            "--model-file or DECISION_MODEL_FILE). Runs come "
             "from trajectory files, or from the records of an ENFORCE rollout and the archive they name."
         ),
     )
@@ -92,7 +93,16 @@ def register(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Read, label, cross-validate, fit on everything, write."""
     from tracetrim.decision._learned import default_weights
-    from tracetrim.learn import cuts, examples, fit_weights, format_frontier, levels_of, shifted
+    from tracetrim.learn import (
+        check_rows,
+        cuts,
+        examples,
+        fit_weights,
+        format_frontier,
+        levels_of,
+        shifted,
+        with_reference,
+    )
 
     tools = (
         frozenset(t.strip() for t in args.eligible_tools.split(",") if t.strip())
@@ -132,6 +142,7 @@ def run(args: argparse.Namespace) -> int:
                 "level_shift": args.level_shift + shift,
             },
         )
+        weights = with_reference(weights, check_rows(selected))
     except ImportError as exc:
         raise CliError(str(exc)) from None
     except ValueError as exc:
@@ -148,8 +159,50 @@ def run(args: argparse.Namespace) -> int:
         out.write_text(weights.to_json(), encoding="utf-8")
     except OSError as exc:
         raise CliError(f"{out}: cannot write the weights ({exc.strerror or exc})") from None
-    print(f"wrote {out}: use it with --model-file {out} or DECISION_MODEL_FILE={out}")
+    print()
+    print(_summary(rows))
+    print(f"\nwrote {out}; to compact with it instead of the shipped judge:")
+    print(f"  tracetrim compact HISTORY.json --model-file {out}")
+    print(f"  DECISION_MODEL_FILE={out} tracetrim compact HISTORY.json   (the environment's way)")
+    print(f'  tracetrim.decision.LearnedDecisionModel("{out}")   (in Python)')
     return 0
+
+
+FITTED = "tracetrim (fitted"
+"""How the fitted judge's rows start (``tracetrim (fitted)``, ``tracetrim (fitted, +0.3)``)."""
+SHIPPED = "shipped judge, as shipped"
+"""The row of the shipped judge on the team's runs: a judge that never saw them, at default settings."""
+
+
+def _summary(rows: list[Any]) -> str:
+    """The closing lines: on these runs, the held-out fitted judge beside the shipped one and masking."""
+    by_name = {row.strategy: row.point for row in rows}
+    fitted = next((row.point for row in rows if row.strategy.startswith(FITTED)), None)
+    lines = [
+        "On your runs: the fitted judge held out (each run judged by a fold that never saw it), the "
+        "shipped judge as it ships:"
+    ]
+    if fitted is not None:
+        lines.append(f"  fitted judge   {fitted.recall:6.1%} findable at {fitted.removed:5.1%} removed")
+    else:
+        lines.append("  fitted judge   (no held-out figure: too few runs)")
+    for label, name in (("shipped judge", SHIPPED), ("keep-last-10", "keep-last-10")):
+        point = by_name.get(name)
+        if point is not None:
+            lines.append(f"  {label:14} {point.recall:6.1%} findable at {point.removed:5.1%} removed")
+    shipped = by_name.get(SHIPPED)
+    if fitted is not None and shipped is not None:
+        lines.append(f"  ({_verdict(fitted, shipped)})")
+    return "\n".join(lines)
+
+
+def _verdict(fitted: Any, shipped: Any) -> str:
+    """Which judge the figures favour: ahead on findable at no less removed (a point of slack)."""
+    if fitted.recall >= shipped.recall and fitted.removed >= shipped.removed - 0.01:
+        return "the fitted judge keeps at least as much at about the same share removed, or more: use it"
+    if shipped.recall >= fitted.recall and shipped.removed >= fitted.removed - 0.01:
+        return "the shipped judge keeps at least as much at about the same share removed, or more: keep it"
+    return "each is ahead on one axis: choose by what matters more to you (findable, or removed)"
 
 
 def _read_trajectories(names: list[str], fmt: str, tools: frozenset[str] | None) -> list[Any]:
@@ -179,20 +232,30 @@ def _frontier(
     """The held-out frontier rows (the fitted judge first, with ``--curve`` its shifted levels, then
     masking and the excerpt alone), a note on how the held-out judges rank (or why the judge could
     not be held out), and the level shift ``--target-findable`` chose (0 without it)."""
+    from tracetrim.decision import LearnedDecisionModel
     from tracetrim.learn import (
         FrontierRow,
         auc,
         calibration,
         curve_rows,
+        default_compactor,
+        evaluate,
         excerpt_row,
         format_calibration,
         held_out_needs,
         masking_rows,
         shifted_point,
+        tracetrim,
     )
 
-    # The excerpt with no judge beside masking: how much of the fitted judge's lead is the excerpt's.
-    rows = [*masking_rows("held-out", selected), excerpt_row("held-out", selected)]
+    # The shipped judge never saw these runs: what the team has without fitting. The excerpt with no
+    # judge beside masking: how much of the fitted judge's lead is the excerpt's.
+    shipped = evaluate(selected, tracetrim(default_compactor(LearnedDecisionModel(), minimum_reduction=0.0)))
+    rows = [
+        FrontierRow("held-out", SHIPPED, shipped),
+        *masking_rows("held-out", selected),
+        excerpt_row("held-out", selected),
+    ]
     held = _held_out_models(selected, levels, args)
     if isinstance(held, str):
         if args.target_findable is not None:
@@ -276,8 +339,8 @@ def _recorded_runs(record_files: list[str], url: str, tools: frozenset[str] | No
     said on stderr."""
     import asyncio
 
-    from tracetrim.audit._observer import RecordError, read_files
     from tracetrim.archive import ArchiveError, close_archive, open_archive
+    from tracetrim.audit._observer import RecordError, read_files
     from tracetrim.cli._archive_args import check_exists
     from tracetrim.learn._archived import archived_runs
 

@@ -24,7 +24,7 @@ from tracetrim.compactor._pairs import Pair
 from tracetrim.compactor._request import CompactionRequest
 from tracetrim.decision import DecisionModel, Usage
 from tracetrim.decision._census import TermCensus
-from tracetrim.decision._history import HistoryJudge
+from tracetrim.decision._history import HistoryJudge, JudgeNote
 
 WHOLE_HISTORY = "whole_history"
 """The fitting stage an in-process judge reports: it saw every message, nothing was fitted."""
@@ -44,6 +44,8 @@ class Judged:
     """The term census an in-process judge filled on its way through the history (None when it made
     none): the excerpts read it (`salience`, which takes it only when it counted every message)
     rather than tokenising the history a second time."""
+    note: JudgeNote | None = None
+    """What an in-process judge made of the history as a whole (its self-check, its training range)."""
 
 
 def _error(reason: Reason, detail: str) -> Outcome:
@@ -68,12 +70,12 @@ async def judge(
         next_action = request.next_action or stated_plan(messages)
         view = history_view(messages, pairs, goal=goal, next_action=next_action, census=True)
         try:
-            probabilities = judge_history(model, view)
+            probabilities, note = judge_history(model, view)
         except ModelFailed as exc:
             return _error(Reason.MODEL_ERROR, str(exc))
         except InvalidAnswer as exc:
             return _error(Reason.INVALID_ANSWER, str(exc))
-        return Judged(probabilities, stage=WHOLE_HISTORY, census=view.census)
+        return Judged(probabilities, stage=WHOLE_HISTORY, census=view.census, note=note)
     next_action = request.next_action or default_next_action(messages)
     try:
         observation = observe(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Collection, Sequence
+from typing import Any
 
 import attrs
 
@@ -24,7 +25,7 @@ from tracetrim.compactor._request import CompactionRequest
 from tracetrim.compactor._runner import Proposal, Strategy
 from tracetrim.compactor._transcript import Transcript
 from tracetrim.decision import DecisionModel, LearnedDecisionModel
-from tracetrim.decision._history import HistoryJudge
+from tracetrim.decision._history import HistoryJudge, JudgeNote
 
 __all__ = ["Compactor", "make_record"]
 
@@ -185,12 +186,13 @@ class Compactor(Strategy):
                 tokens_after=tokens_after,
                 target_met=None if config.target_tokens is None else tokens_after <= config.target_tokens,
                 cache_rewrite_tokens=rewrite_tokens(messages, rebuilt.messages, after_tokens),
+                **judge_stats(judged.note),
             )
             decisions = pair_decisions(
                 messages, pairs, rebuilt.applied, rebuilt.chars_after, judged.probabilities, transcript.blocks
             )
             plan = Plan(messages=rebuilt.messages, decisions=decisions, stats=with_reduction(stats))
-            return Proposal(plan, "")
+            return Proposal(plan, judged.note.text if judged.note is not None else "")
 
         proposal = make(ref)
 
@@ -218,6 +220,18 @@ class Compactor(Strategy):
             return make(saved)
 
         return attrs.evolve(proposal, remake=remake)
+
+
+def judge_stats(note: JudgeNote | None) -> dict[str, Any]:
+    """The `PlanStats` fields an in-process judge's note fills (none without a note)."""
+    if note is None:
+        return {}
+    return {
+        "judge_level_shift": note.level_shift,
+        "judge_reuse": note.reuse,
+        "judge_out_of_range": note.out_of_range,
+        "judge_cautious": note.cautious,
+    }
 
 
 def _skipped(

@@ -9,7 +9,14 @@ from tracetrim.compactor._answers import InvalidAnswer, ModelFailed, probability
 from tracetrim.compactor._observation import default_next_action
 from tracetrim.compactor._pairs import Pair
 from tracetrim.decision._census import TermCensus
-from tracetrim.decision._history import HistoryJudge, HistoryView, JudgedPair, PairJudgement
+from tracetrim.decision._history import (
+    HistoryJudge,
+    HistoryView,
+    JudgedPair,
+    Judgements,
+    JudgeNote,
+    PairJudgement,
+)
 
 
 def stated_plan(messages: Sequence[Message]) -> str:
@@ -52,9 +59,10 @@ def history_view(
     )
 
 
-def judge_history(judge: HistoryJudge, view: HistoryView) -> dict[str, float]:
+def judge_history(judge: HistoryJudge, view: HistoryView) -> tuple[dict[str, float], JudgeNote | None]:
     """The judge's answers as the planner's ``call_<key>`` / ``result_<key>`` probabilities, checked
-    like a remote model's: a judge that raises is `ModelFailed`, a missing or bad answer `InvalidAnswer`."""
+    like a remote model's (a judge that raises is `ModelFailed`, a missing or bad answer
+    `InvalidAnswer`), and its note on the history when it gave `Judgements` (None otherwise)."""
     try:
         answers = judge.judge(view)
     except Exception as exc:
@@ -69,4 +77,4 @@ def judge_history(judge: HistoryJudge, view: HistoryView) -> dict[str, float]:
             (f"result_{pair.key}", judgement.keep_result),
         ):
             probabilities[name] = probability(name, value)
-    return probabilities
+    return probabilities, answers.note if isinstance(answers, Judgements) else None

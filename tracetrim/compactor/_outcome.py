@@ -111,6 +111,15 @@ class PlanStats:
     """With a budget: whether the proposal is at or under ``target_tokens``; None without one."""
     cache_rewrite_tokens: int = 0
     """Tokens from the first changed message to the end: the part of a prompt cache adopting it rewrites."""
+    judge_level_shift: float = 0.0
+    """How far an in-process judge moved its policy levels for this history (its self-check on the
+    run's own past; negative: it kept more). 0 for other models."""
+    judge_reuse: float | None = None
+    """At the judge's self-check: results the run used again per result the judge expected (None: none)."""
+    judge_out_of_range: float | None = None
+    """The share of candidate pairs with a feature outside the judge's training range (None: not known)."""
+    judge_cautious: bool = False
+    """Whether the judge was cautious because of that (nothing dropped, the newest pairs kept whole)."""
     elapsed_ms: float = 0.0
 
 

@@ -5,7 +5,14 @@ from tracetrim._public import publish
 from tracetrim.decision._agentscope import AgentScopeClassifierModel
 from tracetrim.decision._chat_logprobs import ChatLogprobsModel
 from tracetrim.decision._env import from_env
-from tracetrim.decision._history import HistoryJudge, HistoryView, JudgedPair, PairJudgement
+from tracetrim.decision._history import (
+    HistoryJudge,
+    HistoryView,
+    JudgedPair,
+    Judgements,
+    JudgeNote,
+    PairJudgement,
+)
 from tracetrim.decision._http import RetryPolicy
 from tracetrim.decision._learned import LearnedDecisionModel
 from tracetrim.decision._lexical import LexicalDecisionModel
@@ -32,8 +39,10 @@ __all__ = [
     "DecisionResponse",
     "HistoryJudge",
     "HistoryView",
+    "JudgeNote",
     "JudgeWeights",
     "JudgedPair",
+    "Judgements",
     "LearnedDecisionModel",
     "LexicalDecisionModel",
     "OpenAIDecisionsModel",

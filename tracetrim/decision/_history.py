@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import attrs
@@ -44,6 +44,41 @@ class PairJudgement:
     keep_result: float
 
 
+@attrs.frozen
+class JudgeNote:
+    """What an in-process judge made of a history as a whole, for the plan's stats and detail.
+
+    ``level_shift`` is how far it moved its policy levels for this run (negative: it keeps more),
+    ``reuse`` the results the run used again per result it expected at its self-check (None: no
+    self-check), ``out_of_range`` the share of pairs with a feature outside its training range (None:
+    not known), ``cautious`` whether it turned cautious, and ``text`` one line saying so ("" when
+    there is nothing to say).
+    """
+
+    level_shift: float = 0.0
+    reuse: float | None = None
+    out_of_range: float | None = None
+    cautious: bool = False
+    text: str = ""
+
+
+@attrs.frozen
+class Judgements(Mapping[str, PairJudgement]):
+    """A judge's answers by pair key (a read-only mapping), with its `JudgeNote` on the history."""
+
+    answers: Mapping[str, PairJudgement]
+    note: JudgeNote = attrs.field(factory=JudgeNote)
+
+    def __getitem__(self, key: str) -> PairJudgement:
+        return self.answers[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.answers)
+
+    def __len__(self) -> int:
+        return len(self.answers)
+
+
 @runtime_checkable
 class HistoryJudge(Protocol):
     """An in-process judge: sees the whole history once per plan, no state fitting, no batches.
@@ -58,5 +93,5 @@ class HistoryJudge(Protocol):
         ...
 
     def judge(self, view: HistoryView) -> Mapping[str, PairJudgement]:
-        """One judgement per pair key of ``view.pairs``."""
+        """One judgement per pair key of ``view.pairs`` (a `Judgements` to add a note on the history)."""
         ...

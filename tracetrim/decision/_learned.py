@@ -8,11 +8,14 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from tracetrim.decision._calibration import CAUTIOUS_RECENT, OUT_OF_RANGE_SHARE, note, outside, self_check
 from tracetrim.decision._features import FEATURE_NAMES, iter_pair_features
-from tracetrim.decision._history import HistoryView, PairJudgement
+from tracetrim.decision._history import HistoryView, Judgements, PairJudgement
 from tracetrim.decision._protocol import BinaryQuestion, DecisionModelError, DecisionResponse
 from tracetrim.decision._weights import JudgeWeights, WeightsError
 
+SELF_CHECK_DEFAULT = True
+"""Whether the judge checks itself on the run's own past unless told otherwise."""
 DEFAULT_WEIGHTS = "judge_weights.json"
 """The shipped weights, next to this module; `benchmarks/train_judge.py` reproduces them."""
 
@@ -31,9 +34,21 @@ class LearnedDecisionModel:
     fitting, no batches), and the time it takes grows linearly with the history. ``weights`` defaults
     to the shipped file; pass a path or `JudgeWeights` from ``tracetrim fit`` to use a team's own.
     Called as a remote-style `DecisionModel` (state and questions) it refuses: it needs the history.
+
+    Before it answers it reads the run itself (`tracetrim.decision._calibration`): with
+    ``self_check`` it judges the history as it stood at an internal cut, sees how many of those
+    results the run used again against how many it expected, and moves its levels by that; with
+    ``caution``, when many pairs have features outside its training range it drops nothing and keeps
+    the newest pairs whole. What it did is in its answers' `JudgeNote`, and so in the plan's stats.
     """
 
-    def __init__(self, weights: JudgeWeights | str | Path | None = None) -> None:
+    def __init__(
+        self,
+        weights: JudgeWeights | str | Path | None = None,
+        *,
+        self_check: bool = SELF_CHECK_DEFAULT,
+        caution: bool = True,
+    ) -> None:
         if weights is None:
             weights = default_weights()
         elif not isinstance(weights, JudgeWeights):
@@ -45,22 +60,41 @@ class LearnedDecisionModel:
                 f"(differs in: {', '.join(missing) or 'order'}); refit them with `tracetrim fit`"
             )
         self.weights = weights
+        self.self_check = self_check
+        self.caution = caution
 
     @property
     def name(self) -> str:
         """``learned:<version>`` of the weights in use."""
         return f"learned:{self.weights.version}"
 
-    def judge(self, view: HistoryView) -> Mapping[str, PairJudgement]:
-        """Both answers for every pair of ``view``."""
-        out: dict[str, PairJudgement] = {}
+    def judge(self, view: HistoryView) -> Judgements:
+        """Both answers for every pair of ``view``, and the note on how the run moved them."""
         weights = self.weights
         need_of = weights.need_function()
+        low, high = weights.range_low, weights.range_high
+        ranged = self.caution and bool(low)
+        scored: list[tuple[str, float, int]] = []
+        far = 0
         for pair, features in iter_pair_features(view):
-            need = need_of(features)
-            keep_call, keep_result = weights.answers(weights.value(need, len(pair.result_text)))
-            out[pair.key] = PairJudgement(keep_call=keep_call, keep_result=keep_result)
-        return out
+            scored.append((pair.key, need_of(features), len(pair.result_text)))
+            if ranged and outside(features, low, high):
+                far += 1
+        check = self_check(view, need_of) if self.self_check and scored else None
+        shift = check.shift(weights.reuse_reference) if check is not None else 0.0
+        share = far / len(scored) if ranged and scored else None
+        cautious = share is not None and share >= OUT_OF_RANGE_SHARE
+        moved = weights.moved(shift) if shift else weights
+        recent = len(scored) - CAUTIOUS_RECENT
+        out: dict[str, PairJudgement] = {}
+        for n, (key, need, chars) in enumerate(scored):
+            keep_call, keep_result = moved.answers(moved.value(need, chars))
+            if cautious:
+                keep_call = 1.0
+                if n >= recent:
+                    keep_result = 1.0
+            out[key] = PairJudgement(keep_call=keep_call, keep_result=keep_result)
+        return Judgements(out, note(check, shift, share, cautious))
 
     async def __call__(
         self, state: Mapping[str, Any], questions: Mapping[str, BinaryQuestion]
@@ -72,4 +106,7 @@ class LearnedDecisionModel:
         )
 
     def __repr__(self) -> str:
-        return f"LearnedDecisionModel(version={self.weights.version!r})"
+        return (
+            f"LearnedDecisionModel(version={self.weights.version!r}, self_check={self.self_check}, "
+            f"caution={self.caution})"
+        )

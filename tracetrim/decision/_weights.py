@@ -84,6 +84,12 @@ class JudgeWeights:
     ``keep_level``, the call stays (result shortened) at or above ``call_level``, and below both the
     pair goes. ``slope`` maps the distance to a level onto the two probabilities a planner's 0.5
     threshold reads, so the levels are exactly the decisions.
+
+    What the judge knows of its own training data, for the run in front of it
+    (`tracetrim.decision._calibration`): ``range_low`` and ``range_high``, each feature's smallest
+    and largest value in the training rows (empty in files written before they were stored: the
+    out-of-range check is then off), and ``reuse_reference``, how many of the results its training
+    runs used again per result its ``need`` expected, at the self-check's internal cut.
     """
 
     features: tuple[str, ...] = attrs.field(converter=_names)
@@ -96,6 +102,9 @@ class JudgeWeights:
     call_level: float = attrs.field(default=-6.0, validator=_finite)
     slope: float = attrs.field(default=4.0, validator=_finite)
     trees: tuple[Tree, ...] = attrs.field(default=(), converter=tuple)
+    range_low: tuple[float, ...] = attrs.field(default=(), converter=_floats, validator=_finite)
+    range_high: tuple[float, ...] = attrs.field(default=(), converter=_floats, validator=_finite)
+    reuse_reference: float = attrs.field(default=1.0, validator=_finite)
     version: str = "custom"
     trained_on: Mapping[str, Any] = attrs.field(factory=dict)
     format_version: int = FORMAT_VERSION
@@ -114,6 +123,15 @@ class JudgeWeights:
         for tree in self.trees:
             if max(tree.feature) >= n:
                 raise WeightsError(f"JudgeWeights: a tree splits on feature {max(tree.feature)} of {n}")
+        if (self.range_low or self.range_high) and not (len(self.range_low) == len(self.range_high) == n):
+            raise WeightsError(
+                f"JudgeWeights: {n} features but {len(self.range_low)} range_low and "
+                f"{len(self.range_high)} range_high values"
+            )
+        if any(low > high for low, high in zip(self.range_low, self.range_high, strict=True)):
+            raise WeightsError("JudgeWeights: a range_low value is above its range_high")
+        if self.reuse_reference <= 0:
+            raise WeightsError("JudgeWeights.reuse_reference must be positive")
 
     def need(self, x: Sequence[float]) -> float:
         """The probability that the agent uses this result again."""
@@ -137,6 +155,12 @@ class JudgeWeights:
     def value(self, need: float, chars: int) -> float:
         """Log need per ``size_exponent`` power of size: what the policy ranks pairs by."""
         return math.log(max(need, 1e-12)) - self.size_exponent * math.log1p(chars)
+
+    def moved(self, shift: float) -> JudgeWeights:
+        """These weights with both policy levels moved by ``shift`` (more goes as they rise)."""
+        return attrs.evolve(
+            self, keep_level=round(self.keep_level + shift, 9), call_level=round(self.call_level + shift, 9)
+        )
 
     def answers(self, value: float) -> tuple[float, float]:
         """``(keep_call, keep_result)`` for a pair of that value."""

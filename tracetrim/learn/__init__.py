@@ -1,6 +1,14 @@
 """Learning the judge: labels from what agents did, features, fitting, held-out frontiers."""
 
 from tracetrim._public import publish
+from tracetrim.learn._calibrate import (
+    CheckRows,
+    NoteSummary,
+    check_rows,
+    judge_notes,
+    reuse_reference,
+    with_reference,
+)
 from tracetrim.learn._crossval import (
     LEVEL_SHIFTS,
     MASKING,
@@ -15,6 +23,7 @@ from tracetrim.learn._crossval import (
     masking_rows,
     oracle_rows,
     ranked_folds,
+    rejudged,
     shifted,
     shifted_point,
 )
@@ -34,6 +43,7 @@ from tracetrim.learn._frontier import (
     ExcerptEvery,
     Point,
     ShorteningScore,
+    default_compactor,
     evaluate,
     excerpt_every,
     keep_last,
@@ -59,21 +69,25 @@ __all__ = [
     "CUT_FRACTIONS",
     "LEVEL_SHIFTS",
     "MASKING",
+    "CheckRows",
     "Cut",
     "Evidence",
     "Examples",
     "ExcerptEvery",
     "FrontierRow",
+    "NoteSummary",
     "Point",
     "ShorteningScore",
     "Trajectory",
     "auc",
     "balanced_weights",
     "calibration",
+    "check_rows",
     "credited",
     "curve_rows",
     "cut_points",
     "cuts",
+    "default_compactor",
     "evaluate",
     "evidence",
     "examples",
@@ -93,6 +107,7 @@ __all__ = [
     "held_out_point",
     "history_text",
     "joined",
+    "judge_notes",
     "keep_last",
     "label_oracle",
     "levels_of",
@@ -102,6 +117,8 @@ __all__ = [
     "oracle_rows",
     "ranked_folds",
     "read_only_tools",
+    "rejudged",
+    "reuse_reference",
     "score_cut",
     "shared_datasets",
     "shifted",
@@ -111,6 +128,7 @@ __all__ = [
     "tau_bench",
     "tau_bench_folder",
     "tracetrim",
+    "with_reference",
 ]
 
 publish(__name__, globals())

@@ -10,6 +10,7 @@ import attrs
 from tracetrim._validators import FieldValueError
 from tracetrim.decision._learned import LearnedDecisionModel
 from tracetrim.decision._weights import JudgeWeights
+from tracetrim.learn._calibrate import check_rows, with_reference
 from tracetrim.learn._examples import Cut, Examples, examples, group_of, joined
 from tracetrim.learn._fit import fit_weights, fold_of
 from tracetrim.learn._frontier import (
@@ -27,6 +28,8 @@ MASKING = (
     ("keep-last-5", 5, False),
     ("keep-last-10", 10, False),
     ("keep-last-15", 15, False),
+    ("keep-last-20", 20, False),
+    ("keep-last-25", 25, False),
     ("clear-all-but-3", 3, True),
 )
 """The baselines: observation masking keeping the last N results, and clearing calls and results."""
@@ -58,11 +61,15 @@ def held_out_models(
     version: str = "fold",
     model: str = "trees",
     fold: FoldOf | None = None,
+    **judge: bool,
 ) -> dict[int, LearnedDecisionModel]:
     """One ``model`` (see `fit_weights`) per fold, each fitted on the cuts of every other fold (plus
-    ``extra`` rows, which are never evaluated here: labelled scenarios, say). ``fold`` says which
-    fold a cut is in (default: a stable hash of its group, `fold_of`)."""
+    ``extra`` rows, which are never evaluated here: labelled scenarios, say), its self-check's
+    reference measured on those cuts (`with_reference`). ``fold`` says which fold a cut is in
+    (default: a stable hash of its group, `fold_of`); ``judge`` goes to each `LearnedDecisionModel`
+    (``self_check``, ``caution``)."""
     fold = fold or hashed_folds(folds)
+    checks = check_rows(train)
     models = {}
     for k in range(folds):
         rows = examples([c for c in train if fold(c) != k])
@@ -75,7 +82,8 @@ def held_out_models(
                 f"({groups} group(s)); give runs of more groups (repositories, tasks)"
             )
         weights = fit_weights(rows, version=f"{version}-{k}", levels=levels, model=model)
-        models[k] = LearnedDecisionModel(weights)
+        weights = with_reference(weights, [c for c, cut in zip(checks, train, strict=True) if fold(cut) != k])
+        models[k] = LearnedDecisionModel(weights, **judge)
     return models
 
 
@@ -137,11 +145,16 @@ the levels rise); on mini-swe-agent the last reaches the far end of the issue's 
 def shifted(weights: JudgeWeights, shift: float) -> JudgeWeights:
     """``weights`` with both policy levels moved by ``shift`` (the model itself unchanged)."""
     # Rounded: -2.7 + 0.3 is stored as -2.4, not -2.4000000000000004.
-    return attrs.evolve(
-        weights,
-        keep_level=round(weights.keep_level + shift, 9),
-        call_level=round(weights.call_level + shift, 9),
-    )
+    return weights.moved(shift)
+
+
+def rejudged(
+    model: LearnedDecisionModel, *, weights: JudgeWeights | None = None, **judge: bool
+) -> LearnedDecisionModel:
+    """``model`` again with other ``weights`` or other `LearnedDecisionModel` switches (``self_check``,
+    ``caution``); what is not given stays as it was."""
+    settings = {"self_check": model.self_check, "caution": model.caution} | judge
+    return LearnedDecisionModel(weights or model.weights, **settings)
 
 
 def curve_rows(
@@ -172,7 +185,7 @@ def shifted_point(
 ) -> Point:
     """`held_out_point` (the proposals, whatever ``minimum_reduction`` says) of ``models`` with both
     levels moved by ``shift``."""
-    moved = {k: LearnedDecisionModel(shifted(m.weights, shift)) for k, m in models.items()}
+    moved = {k: rejudged(m, weights=shifted(m.weights, shift)) for k, m in models.items()}
     return held_out_point(cuts, moved, folds, fold=fold, minimum_reduction=0.0)
 
 
@@ -184,13 +197,13 @@ def levels_of(weights: JudgeWeights) -> dict[str, float]:
 def format_frontier(rows: Sequence[FrontierRow], extra: Callable[[FrontierRow], str] | None = None) -> str:
     """A plain-text table: dataset, strategy, findable and verbatim recall, share removed, cuts."""
     lines = [
-        f"{'dataset':16} {'strategy':22} {'findable':>9} {'verbatim':>9} {'removed':>8} {'needed':>7} "
+        f"{'dataset':16} {'strategy':26} {'findable':>9} {'verbatim':>9} {'removed':>8} {'needed':>7} "
         f"{'cuts':>5}"
     ]
     for row in rows:
         p = row.point
         line = (
-            f"{row.dataset:16} {row.strategy:22} {p.recall:9.1%} {p.verbatim_recall:9.1%} "
+            f"{row.dataset:16} {row.strategy:26} {p.recall:9.1%} {p.verbatim_recall:9.1%} "
             f"{p.removed:8.1%} {p.needed:7d} {p.cuts:5d}"
         )
         lines.append(line + (f"  {extra(row)}" if extra else ""))

@@ -135,7 +135,9 @@ def fit_weights(
     model: str = "trees",
 ) -> JudgeWeights:
     """`JudgeWeights` fitted to ``data``: boosted ``trees`` (the default) or a ``logistic`` model;
-    ``levels`` sets the policy (size_exponent, keep_level, ...)."""
+    ``levels`` sets the policy (size_exponent, keep_level, ...). Each feature's range over the rows
+    goes with them (the out-of-range check); the self-check's reference is set apart, from whole
+    runs (`tracetrim.learn.with_reference`)."""
     row_weights = balanced_weights(data.groups) if balance else None
     n = len(FEATURE_NAMES)
     if model == "trees":
@@ -147,6 +149,9 @@ def fit_weights(
         fitted = {"mean": tuple(mean), "scale": tuple(scale), "coef": tuple(coef), "intercept": intercept}
     else:
         raise FieldValueError(f"model must be 'trees' or 'logistic', not {model!r}")
+    if data.rows:
+        columns = list(zip(*data.rows, strict=True))
+        fitted |= {"range_low": tuple(map(min, columns)), "range_high": tuple(map(max, columns))}
     weights = JudgeWeights(
         features=FEATURE_NAMES, version=version, trained_on=dict(trained_on or {}), **fitted
     )

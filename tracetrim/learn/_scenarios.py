@@ -11,6 +11,7 @@ from tracetrim._quality import Case
 from tracetrim.compactor._judging import history_view
 from tracetrim.decision._features import pair_features
 from tracetrim.decision._history import HistoryView
+from tracetrim.decision._learned import LearnedDecisionModel
 from tracetrim.decision._weights import JudgeWeights
 from tracetrim.learn._examples import Examples
 
@@ -50,13 +51,16 @@ def scenario_examples(scenario: Mapping[str, Any]) -> Examples:
 
 def critical_values(scenario: Mapping[str, Any], weights: JudgeWeights) -> dict[str, float]:
     """Each critical result's value under ``weights`` (`JudgeWeights.value`, what the policy levels
-    are compared with), by call id: how far a judge keeps it from being shortened or dropped."""
+    are compared with), by call id: how far a judge keeps it from being shortened or dropped. The
+    value is counted against the levels as they ship: a judge whose self-check moved its levels for
+    this history (`tracetrim.decision.JudgeNote.level_shift`) has the move taken off its values."""
     _, view = scenario_view(scenario)
     features = pair_features(view)
     critical = set(scenario.get("labels", {}).get("critical", ()))
     need = weights.need_function()
+    shift = LearnedDecisionModel(weights).judge(view).note.level_shift
     return {
-        pair.call_id: weights.value(need(features[pair.key]), len(pair.result_text))
+        pair.call_id: weights.value(need(features[pair.key]), len(pair.result_text)) - shift
         for pair in view.pairs
         if pair.call_id in critical
     }
