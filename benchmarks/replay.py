@@ -188,15 +188,15 @@ def host_strategies(
         ),
         ("tracetrim threshold", f"W={w}", tracetrim_threshold(judge_for=judge_for, name=f"threshold @{w}")),
         (
-            "tracetrim threshold + tombstones",
+            "tracetrim threshold without tombstones",
             f"W={w}",
-            tracetrim_threshold(judge_for=judge_for, tombstones=True, name=f"threshold+tomb @{w}"),
+            tracetrim_threshold(judge_for=judge_for, tombstones=False, name=f"threshold-tomb @{w}"),
         ),
         ("tracetrim budget", f"W={w}", tracetrim_budget(judge_for=judge_for, name=f"budget @{w}")),
         (
-            "tracetrim budget + tombstones",
+            "tracetrim budget without tombstones",
             f"W={w}",
-            tracetrim_budget(judge_for=judge_for, tombstones=True, name=f"budget+tomb @{w}"),
+            tracetrim_budget(judge_for=judge_for, tombstones=False, name=f"budget-tomb @{w}"),
         ),
         ("tracetrim offload", f"W={w}", tracetrim_offload(name=f"offload @{w}")),
     ]
@@ -291,9 +291,9 @@ FAMILIES = (
     "anthropic clear_tool_uses",
     "langchain ClearToolUsesEdit",
     "tracetrim threshold",
-    "tracetrim threshold + tombstones",
+    "tracetrim threshold without tombstones",
     "tracetrim budget",
-    "tracetrim budget + tombstones",
+    "tracetrim budget without tombstones",
     "tracetrim offload",
 )
 """The order of the points table."""
@@ -351,8 +351,8 @@ def tombstone_lines(points: Sequence[Point]) -> list[str]:
     """Tombstones on against off, per planner mode and window: what they cost and what they recover."""
     out = []
     for mode in ("threshold", "budget"):
-        plain = {p.setting: p for p in points if p.family == f"tracetrim {mode}"}
-        marked = {p.setting: p for p in points if p.family == f"tracetrim {mode} + tombstones"}
+        marked = {p.setting: p for p in points if p.family == f"tracetrim {mode}"}
+        plain = {p.setting: p for p in points if p.family == f"tracetrim {mode} without tombstones"}
         for setting, off in plain.items():
             on = marked.get(setting)
             if on is None:

@@ -31,7 +31,7 @@ def test_the_library_example_runs_as_written(tmp_path: Path, monkeypatch: Any) -
     size = sum(len(str(m)) for m in example["messages"]) // 4
     code = code.replace(
         "trigger_tokens=120_000, target_tokens=80_000",
-        f"trigger_tokens={size // 2}, target_tokens={size // 3}",
+        f"trigger_tokens={size // 2}, target_tokens={size * 2 // 5}",
     )
     assert str(size // 2) in code, "the example no longer sets a token budget"
     body = "async def _main(messages):\n" + textwrap.indent(code, "    ") + "\n    return outcome, messages\n"

@@ -32,7 +32,7 @@ def test_replay_prints_the_tables_and_writes_json_and_html(
             str(SHAPES / "whole_files" / "task7.tau.json"),
             "--trigger-tokens", "1500", "--target-tokens", "1000",
             "--strategies", "none,mask,anthropic,threshold,budget",
-            "--mask-keep", "2", "--baseline-trigger", "1500", "--tombstones",
+            "--mask-keep", "2", "--baseline-trigger", "1500", "--without-tombstones",
             "--json", str(out_json), "--html", str(out_html),
         ]
     )  # fmt: skip
@@ -40,12 +40,17 @@ def test_replay_prints_the_tables_and_writes_json_and_html(
     assert code == 0, shown.err
     assert "3 histories from 3 files read as mini-swe-agent (1), neutral (1), tau-bench (1)" in shown.err
     assert "all runs: 3 runs" in shown.out and "host rule: over 1,500 tokens, down to 1,000" in shown.out
-    for name in ("none", "keep-last-2", "anthropic clear_tool_uses", "tracetrim threshold + tombstones"):
+    for name in (
+        "none",
+        "keep-last-2",
+        "anthropic clear_tool_uses",
+        "tracetrim threshold without tombstones",
+    ):
         assert f"\n{name} " in shown.out
     report = json.loads(out_json.read_text(encoding="utf-8"))
     assert [s["name"] for s in report["strategies"]] == [
         "none", "keep-last-2", "anthropic clear_tool_uses", "tracetrim threshold", "tracetrim budget",
-        "tracetrim threshold + tombstones", "tracetrim budget + tombstones",
+        "tracetrim threshold without tombstones", "tracetrim budget without tombstones",
     ]  # fmt: skip
     assert report["prices"] == {"name": "anthropic", "read": 0.1, "write": 1.25}
     assert len(report["runs"]) == 3 * 7 and {r["dataset"] for r in report["runs"]} == {
@@ -113,7 +118,7 @@ def test_replay_reads_every_shared_dataset_with_the_readers_compact_uses(
     out = tmp_path / "r.json"
     code = main(
         ["replay", *map(str, mini + swe), str(tau), "--context-window", "16000", "--baseline-trigger", "9600",
-         "--tombstones", "--json", str(out)]
+         "--without-tombstones", "--json", str(out)]
     )  # fmt: skip
     shown = capsys.readouterr()
     assert code == 0, shown.err
@@ -124,7 +129,5 @@ def test_replay_reads_every_shared_dataset_with_the_readers_compact_uses(
     by = {t["strategy"]: t for t in report["totals"] if t["dataset"] == "all"}
     assert by["tracetrim threshold"]["compactions"] > 0 and by["tracetrim threshold"]["plans"] > 0
     assert by["none"]["billed_tokens"] > by["tracetrim threshold"]["billed_tokens"]
-    # With tombstones every removal leaves a pointer: nothing later used is lost silently.
-    assert (
-        by["tracetrim threshold + tombstones"]["silent"] == by["tracetrim budget + tombstones"]["silent"] == 0
-    )
+    # With tombstones (the default) every removal leaves a pointer: nothing later used is lost silently.
+    assert by["tracetrim threshold"]["silent"] == by["tracetrim budget"]["silent"] == 0

@@ -63,8 +63,8 @@ def test_masking_loses_the_old_value_but_shows_the_call_so_it_costs_a_rerun_turn
 
 
 def test_a_dropped_pair_without_a_tombstone_is_lost_silently_and_with_one_is_recallable() -> None:
-    without = _one(tracetrim_threshold(DropEvery()))
-    with_tombstones = _one(tracetrim_threshold(DropEvery(), tombstones=True))
+    without = _one(tracetrim_threshold(DropEvery(), tombstones=False))
+    with_tombstones = _one(tracetrim_threshold(DropEvery()))  # the library's default leaves one
     for walked in (without, with_tombstones):
         assert walked.reasons.get("ARCHIVED_PROPOSAL", 0) >= 1  # the real Compactor adopted in ENFORCE
         assert walked.compactions >= 1 and walked.plans >= walked.compactions
@@ -77,7 +77,7 @@ def test_a_dropped_pair_without_a_tombstone_is_lost_silently_and_with_one_is_rec
 def test_compactions_compound_the_walk_goes_on_from_each_adopted_history() -> None:
     report = replay_runs(
         [lookup_run(16, size=800)],
-        [tracetrim_budget(ShortenEvery()), tracetrim_budget(ShortenEvery(), tombstones=True)],
+        [tracetrim_budget(ShortenEvery(), tombstones=False), tracetrim_budget(ShortenEvery())],
         HOST,
     )
     plain, tombstoned = report.runs

@@ -20,6 +20,7 @@ from tracetrim.learn._sources import Trajectory, as_seen, called_tools
 from tracetrim.replay import (
     DEFAULT_NAMES,
     DEFAULT_WINDOW,
+    NO_TOMBSTONES,
     PRESETS,
     STRATEGY_NAMES,
     HostRule,
@@ -74,7 +75,9 @@ def register(commands: Any) -> None:
         help=f"comma-separated, from {', '.join(STRATEGY_NAMES)} (default: {','.join(DEFAULT_NAMES)})",
     )
     parser.add_argument(
-        "--tombstones", action="store_true", help="add threshold-tombstones and budget-tombstones"
+        "--without-tombstones",
+        action="store_true",
+        help="add threshold-no-tombstones and budget-no-tombstones (by default a drop leaves a tombstone)",
     )
     parser.add_argument("--mask-keep", type=non_negative_int, default=10, metavar="N", help="masking keeps N")
     parser.add_argument(
@@ -195,8 +198,8 @@ def run(args: argparse.Namespace) -> int:
     """Replay the runs, print the table, write JSON and HTML when asked."""
     rule = host_rule(args)
     names = [n.strip() for n in args.strategies.split(",") if n.strip()]
-    if args.tombstones:
-        names += [n for n in ("threshold-tombstones", "budget-tombstones") if n not in names]
+    if args.without_tombstones:
+        names += [n for n in NO_TOMBSTONES if n not in names]
     if len(set(names)) != len(names):
         raise CliError("--strategies names a strategy twice")
     try:

@@ -33,10 +33,13 @@ def baselines(*, mask_keep: int = 10) -> list[ReplayStrategy]:
     ]
 
 
-def default_strategies(judge: Judge | None = None, *, tombstones: bool = False) -> list[ReplayStrategy]:
-    """The baselines, then tracetrim's threshold mode, budget mode and offload (`DEFAULT_NAMES`);
-    ``tombstones`` adds the two planner modes once more with ``tombstones=True``."""
-    names = [*DEFAULT_NAMES, *(("threshold-tombstones", "budget-tombstones") if tombstones else ())]
+def default_strategies(
+    judge: Judge | None = None, *, without_tombstones: bool = False
+) -> list[ReplayStrategy]:
+    """The baselines, then tracetrim's threshold mode, budget mode and offload (`DEFAULT_NAMES`), at the
+    library's defaults (tombstones on); ``without_tombstones`` adds the two planner modes once more with
+    ``tombstones=False``, to see what the tombstones are worth."""
+    names = [*DEFAULT_NAMES, *(NO_TOMBSTONES if without_tombstones else ())]
     return strategies_by_name(names, judge)
 
 
@@ -49,12 +52,14 @@ STRATEGY_NAMES = (
     "threshold",
     "budget",
     "offload",
-    "threshold-tombstones",
-    "budget-tombstones",
+    "threshold-no-tombstones",
+    "budget-no-tombstones",
 )
 """What ``tracetrim replay --strategies`` accepts: the baselines, then tracetrim's strategies."""
 DEFAULT_NAMES = STRATEGY_NAMES[:8]
-"""The strategies a replay walks unless told otherwise (the tombstone variants are opt-in)."""
+"""The strategies a replay walks unless told otherwise (the variants without tombstones are opt-in)."""
+NO_TOMBSTONES = STRATEGY_NAMES[8:]
+"""The planner modes once more without the tombstones the library leaves by default."""
 
 
 def strategies_by_name(
@@ -71,9 +76,7 @@ def strategies_by_name(
         raise FieldValueError(
             f"unknown strategy {', '.join(unknown)}; choose from {', '.join(STRATEGY_NAMES)}"
         )
-    needs_judge = any(
-        n in ("threshold", "budget", "threshold-tombstones", "budget-tombstones") for n in names
-    )
+    needs_judge = any(n in ("threshold", "budget", *NO_TOMBSTONES) for n in names)
     if needs_judge and judge is None:
         from tracetrim.decision import LearnedDecisionModel
 
@@ -88,7 +91,7 @@ def strategies_by_name(
         "threshold": lambda: tracetrim_threshold(judge),
         "budget": lambda: tracetrim_budget(judge),
         "offload": tracetrim_offload,
-        "threshold-tombstones": lambda: tracetrim_threshold(judge, tombstones=True),
-        "budget-tombstones": lambda: tracetrim_budget(judge, tombstones=True),
+        "threshold-no-tombstones": lambda: tracetrim_threshold(judge, tombstones=False),
+        "budget-no-tombstones": lambda: tracetrim_budget(judge, tombstones=False),
     }
     return [build[name]() for name in names]

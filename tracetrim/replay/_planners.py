@@ -55,7 +55,7 @@ _MODELS = {
 @attrs.frozen
 class TracetrimStrategy:
     """A tracetrim strategy for the replay; build one with `tracetrim_threshold`, `tracetrim_budget` or
-    `tracetrim_offload`. ``config`` overrides the config's defaults (``tombstones=True``, say)."""
+    `tracetrim_offload`. ``config`` overrides the config's defaults (``tombstones=False``, say)."""
 
     kind: PlannerKind
     name: str
@@ -142,7 +142,8 @@ def _strategy(
             return chosen
 
     extra = "".join(f", {key}={value!r}" for key, value in sorted(config.items()))
-    default = f"tracetrim {kind.value}" + (" + tombstones" if config.get("tombstones") else "")
+    # The library leaves tombstones by default; a strategy named plainly is the default.
+    default = f"tracetrim {kind.value}" + (" without tombstones" if config.get("tombstones") is False else "")
     return TracetrimStrategy(
         kind, name or default, judge_for, dict(config), _MODELS[kind].format(extra=extra)
     )
