@@ -1,4 +1,4 @@
-"""A restore gives back exactly the bytes that were sent: every archive kind, several formats, the CLI."""
+"""A restore gives back exactly the bytes that were sent: every archive kind, every agent file format, the CLI."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 import tracetrim as tt
+from tests.conftest import SHAPES
 from tests.test_archive_suite import SCOPE, Backend, backend  # noqa: F401  (the fixture over every kind)
 from tracetrim._json import canonical_bytes, sha256_hex
 from tracetrim.archive import ArchiveCorruptedError, ArchiveNotFoundError, SentDocument, restore_sent
@@ -159,3 +160,29 @@ def test_the_service_restores_the_history_as_it_was_sent(tmp_path: Path) -> None
         assert other.status_code == 200 and other.json()["format"] == "anthropic"
         bad = httpx.post(f"{server.url}/v1/restore", json={**restore, "format": "yaml"}, timeout=30)
         assert bad.status_code == 422 and bad.json()["error"]["field"] == "format"
+
+
+_FILES = sorted(
+    p
+    for folder in ("agents", "whole_files")
+    for p in (SHAPES / folder).iterdir()
+    if p.suffix in (".json", ".jsonl", ".traj") and p.name != "tau2_results.json"  # a list: --item N
+)
+
+
+@pytest.mark.parametrize("path", _FILES, ids=lambda p: p.name)
+def test_every_agent_file_restores_byte_for_byte_after_enforce(
+    path: Path, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """The files today's agents write (tests/data/agents, tests/data/whole_files): compacted in ENFORCE
+    through the CLI, then restored as sent, they come back as the exact bytes of the file."""
+    from tracetrim.cli import main
+
+    archive = ["--archive", f"file:{tmp_path / 'archive'}", "--user", "u", "--agent", "a", "--session", "s"]
+    argv = ["compact", str(path), "--mode", "enforce", "--eligible-tools", "*", "--preserve-recent", "1"]
+    argv += ["--minimum-reduction", "0", "--model-backend", "lexical", *archive]
+    assert main(argv) == 0
+    result = json.loads(capsysbinary.readouterr().out)
+    assert result["changed"], (result["reason"], result["detail"])
+    assert main(["restore", result["archive_ref"], "--format", "sent", *archive]) == 0
+    assert capsysbinary.readouterr().out == path.read_bytes()
