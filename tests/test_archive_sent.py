@@ -1,4 +1,4 @@
-"""A restore gives back exactly the bytes that were sent: every archive kind, every agent file format, the CLI."""
+"""A restore gives back exactly the bytes that were sent: every archive kind, every agent file, the CLI."""
 
 from __future__ import annotations
 
