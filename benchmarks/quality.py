@@ -46,7 +46,6 @@ import attrs
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tracetrim._quality import Case, evaluate, format_table, standard_strategies, tracetrim_strategy  # noqa: E402
 from tracetrim._validators import FieldValueError  # noqa: E402
 from tracetrim.decision import LearnedDecisionModel  # noqa: E402
 from tracetrim.decision._learned import default_weights  # noqa: E402
@@ -74,6 +73,7 @@ from tracetrim.learn import (  # noqa: E402
     shortening_score,
 )
 from tracetrim.learn._examples import Cut  # noqa: E402
+from tracetrim.learn._quality import Case, evaluate, format_table, standard_strategies, tracetrim_strategy  # noqa: E402
 from tracetrim.learn._scenarios import critical_values, load_scenarios, scenario_examples  # noqa: E402
 
 SHARED = REPO.parent / "shared"

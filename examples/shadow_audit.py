@@ -36,10 +36,10 @@ from typing import Any
 import attrs
 
 import tracetrim as tt
-from tracetrim._quality import Labels, score_labels
 from tracetrim.cli._errors import CliError
 from tracetrim.cli._formats import add_format_arguments, default_tools, to_neutral
 from tracetrim.cli._input import HistoryFile, announce_formats, read_histories
+from tracetrim.learn._quality import Labels, score_labels
 
 FIELDS = frozenset(
     {

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from tracetrim._quality import Case, evaluate, tracetrim_strategy
 from tracetrim.decision import BinaryQuestion, LexicalDecisionModel
 from tracetrim.decision._lexical import terms
+from tracetrim.learn._quality import Case, evaluate, tracetrim_strategy
 
 
 def _row(scenario: dict[str, Any], **thresholds: Any) -> Any:

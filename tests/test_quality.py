@@ -7,7 +7,7 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
-from tracetrim._quality import (
+from tracetrim.learn._quality import (
     Case,
     Count,
     Labels,

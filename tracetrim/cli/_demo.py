@@ -7,11 +7,11 @@ import asyncio
 from typing import Any
 
 from tracetrim._examples import NAMES, load_example
-from tracetrim._quality import example_rows
 from tracetrim._scope import Scope
 from tracetrim.cli._table import decision_table, paragraph, quality_table
 from tracetrim.compactor import CompactionRequest, Compactor, CompactorConfig, ExecutionOptions, Mode, Outcome
 from tracetrim.decision import LearnedDecisionModel
+from tracetrim.learn._quality import example_rows
 
 
 def register(commands: Any) -> None:

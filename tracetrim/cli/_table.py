@@ -5,8 +5,8 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Sequence
 
-from tracetrim._quality import QualityRow
 from tracetrim.compactor import Plan
+from tracetrim.learn._quality import QualityRow
 
 WIDTH = 100
 """Columns every table and paragraph the CLI prints fits in."""

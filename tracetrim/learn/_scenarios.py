@@ -7,13 +7,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tracetrim._quality import Case
 from tracetrim.compactor._judging import history_view
 from tracetrim.decision._features import pair_features
 from tracetrim.decision._history import HistoryView
 from tracetrim.decision._learned import LearnedDecisionModel
 from tracetrim.decision._weights import JudgeWeights
 from tracetrim.learn._examples import Examples
+from tracetrim.learn._quality import Case
 
 LABEL_VALUES = {"critical": 1, "needed": 1, "irrelevant": 0, "superseded": 0}
 """What each label says about use after the cut; protected pairs are never candidates."""
