@@ -18,33 +18,25 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import load_scenario, service_unavailable
+from tests._service_app import require_service_extra, serving
+from tests.conftest import load_scenario
 from tracetrim.archive import FileArchive
-from tracetrim.decision import LexicalDecisionModel, ScriptedDecisionModel
+from tracetrim.decision import ScriptedDecisionModel
 from tracetrim.formats import HistoryFormat
 
 SCOPE = {"user_id": "u", "agent_id": "a", "session_id": "s"}
 JSON = {"Content-Type": "application/json"}
-DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
 
 
 @pytest.fixture(autouse=True)
 def _service_extra() -> None:
-    try:
-        import starlette  # noqa: F401
-        import uvicorn  # noqa: F401
-    except ImportError:
-        service_unavailable("starlette/uvicorn are not installed (pip install tracetrim[service])")
+    require_service_extra()
 
 
 @contextlib.contextmanager
 def running(**settings: Any) -> Iterator[str]:
     """The app with ``settings`` (the lexical model unless given) on a real server; yields its URL."""
-    from tests._asgi import ThreadedServer
-    from tracetrim.service import ServiceSettings, create_app
-
-    settings.setdefault("model", LexicalDecisionModel())
-    with ThreadedServer(create_app(ServiceSettings(**settings)), lifespan="on") as server:
+    with serving(**settings) as server:
         yield server.url
 
 
@@ -91,6 +83,8 @@ def test_a_body_of_250000_tiny_messages_is_refused_before_any_conversion(
     refuses it right after parsing; the bound stated is parse plus count (0.12 s here), asserted
     loosely, while the converter not running at all is asserted exactly."""
     body = tiny_messages_body(250_000)
+    from tracetrim.service import DEFAULT_MAX_BODY_BYTES
+
     assert 7_000_000 < len(body) < DEFAULT_MAX_BODY_BYTES
     reads = Reads(monkeypatch)
     with running() as url:

@@ -17,31 +17,22 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import service_unavailable
-from tracetrim.decision import LexicalDecisionModel
+from tests._service_app import require_service_extra, serving
 
 PARTIAL_HEAD = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n"  # never finished
 
 
 @pytest.fixture(autouse=True)
 def _service_extra() -> None:
-    try:
-        import starlette  # noqa: F401
-        import uvicorn  # noqa: F401
-    except ImportError:
-        service_unavailable("starlette/uvicorn are not installed (pip install tracetrim[service])")
+    require_service_extra()
 
 
 @contextlib.contextmanager
 def running(**limits: Any) -> Iterator[Any]:
     """The app under `server_config` with ``limits`` (a header timeout far beyond the test's length,
     so the header timer is not what frees the slots)."""
-    from tests._asgi import ThreadedServer
-    from tracetrim.service import ServerLimits, ServiceSettings, create_app
-
     limits.setdefault("header_timeout_s", 120)
-    app = create_app(ServiceSettings(model=LexicalDecisionModel()))
-    with ThreadedServer(app, lifespan="on", limits=ServerLimits(**limits)) as server:
+    with serving(limits) as server:
         yield server
 
 

@@ -19,7 +19,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import load_scenario, service_unavailable
+from tests._service_app import require_service_extra
+from tests.conftest import load_scenario
 from tracetrim.archive import FileArchive
 from tracetrim.decision import LexicalDecisionModel
 
@@ -31,11 +32,7 @@ BIG_INT = "\x01big\x01"
 
 @pytest.fixture(autouse=True)
 def _service_extra() -> None:
-    try:
-        import starlette  # noqa: F401
-        import uvicorn  # noqa: F401
-    except ImportError:
-        service_unavailable("starlette/uvicorn are not installed (pip install tracetrim[service])")
+    require_service_extra()
 
 
 def bases() -> dict[str, dict[str, Any]]:

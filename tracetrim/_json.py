@@ -370,8 +370,8 @@ def reject_constant(name: str) -> NoReturn:
     raise FieldValueError(f"non-finite number {name} is not valid JSON")
 
 
-_STRICT = json.JSONDecoder(parse_constant=reject_constant)
 # One decoder for the process: json.loads with an option builds a new decoder on every call.
+_STRICT = json.JSONDecoder(parse_constant=reject_constant)
 
 
 def strict_loads(text: str) -> Any:
