@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     print(quality_table(asyncio.run(example_rows(names))))
     print(
         "\nThe default judge's weights saw these two histories in training, so its rows above are\n"
-        'in-sample; docs/measured.md shows each one judged by a model that never saw it.'
+        "in-sample; docs/measured.md shows each one judged by a model that never saw it."
     )
-    print("\nSHADOW mode: nothing was changed or archived. See docs/library.md for ENFORCE and docs/archives.md for restoring.")
+    print("\nSHADOW mode: nothing was changed or archived. ENFORCE and restoring: docs/library.md.")
     return 0
