@@ -2,6 +2,12 @@
 
 Run: python benchmarks/bench_plan.py [--sizes 100,1000,10000,100000] [--repeat 3]
      python benchmarks/bench_plan.py --instructions [--sizes 1000,10000]
+     python benchmarks/bench_plan.py --stages [--sizes 10000,100000]
+
+``--stages`` plans each size (smaller ones several times) while another thread samples the planning
+thread's stack, and prints each stage's seconds (`STAGES`: the plan's time split by the samples'
+shares), and, for the last size against the first, each stage's time per message over the first
+size's: 1.0 is linear.
 
 ``--instructions`` counts the instructions one plan executes, with ``valgrind --tool=callgrind``: the
 same count for the same code and input whatever else the machine is doing, so a change can be judged
@@ -29,6 +35,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import tracemalloc
 from pathlib import Path
@@ -179,6 +186,103 @@ def print_instructions(sizes: list[int], model_kind: str) -> None:
         print(f"{size:>9,} {plan:>18,} {plan / size:>12,.0f}")
 
 
+STAGES: dict[str, tuple[tuple[str, str], ...]] = {
+    "load": (("compactor/_transcript.py", "load_transcript"),),
+    "pairing": (("compactor/_pairs.py", "find_pairs"), ("compactor/_pairs.py", "protected_messages")),
+    "judge history pass": (("decision/_feature_index.py", "__init__"),),
+    "rest of judging": (("compactor/_asking.py", "judge"),),
+    "repeats": (("compactor/_repeats.py", "repeated_results"),),
+    "rebuild+excerpts": (("compactor/_rebuild.py", "rebuild"), ("compactor/_excerpt.py", "salience")),
+    "stats": (
+        ("_tokens.py", "token_counts"),
+        ("compactor/_budget.py", "rebuilt_tokens"),
+        ("compactor/_budget.py", "rewrite_tokens"),
+        ("compactor/_flow.py", "rebuilt_length"),
+        ("compactor/_flow.py", "pair_decisions"),
+    ),
+}
+"""Each stage's functions, by the end of their file's path and their name. A sample is the stage of
+the innermost of them on the stack (the judge's history pass runs inside judging, and is its own)."""
+SAMPLE_S = 0.0005
+"""How often the stage sampler looks at the planning thread's stack."""
+
+
+def _stage_of(code: Any, known: dict[Any, str | None]) -> str | None:
+    if code not in known:
+        path = code.co_filename.replace("\\", "/")
+        known[code] = next(
+            (
+                name
+                for name, wanted in STAGES.items()
+                if any(code.co_name == f and path.endswith("tracetrim/" + end) for end, f in wanted)
+            ),
+            None,
+        )
+    return known[code]
+
+
+def stage_seconds(
+    messages: list[dict[str, Any]], model_kind: str = "learned", runs: int = 1
+) -> dict[str, float]:
+    """Seconds of each stage of `STAGES` (and "other" and "plan", the whole) in ``runs`` plans, by
+    sampling the planning thread's stack every `SAMPLE_S` from another thread: no profiler hook runs
+    on each call, so every stage is slowed alike (a few per cent) and the shares are the plan's own."""
+    compactor = _compactor(model_kind)
+    asyncio.run(compactor.plan(tt.CompactionRequest(synthetic_history(200, seed=1))))  # loads the judge
+    counts = dict.fromkeys([*STAGES, "other"], 0)
+    known: dict[Any, str | None] = {}
+    planner = threading.get_ident()
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(SAMPLE_S):
+            frame = sys._current_frames().get(planner)
+            stage = None
+            while frame is not None and stage is None:
+                stage = _stage_of(frame.f_code, known)
+                frame = frame.f_back
+            counts[stage or "other"] += 1
+
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(SAMPLE_S / 2)  # the sampler gets the interpreter when it asks for it
+    sampler = threading.Thread(target=sample, daemon=True)
+    seconds = 0.0
+    try:
+        sampler.start()
+        for _ in range(runs):
+            seconds += timed_plan(messages, model_kind)[0]
+    finally:
+        done.set()
+        sampler.join()
+        sys.setswitchinterval(switch)
+    total = sum(counts.values()) or 1
+    found = {name: seconds * n / total for name, n in counts.items()}
+    found["plan"] = seconds
+    return found
+
+
+def print_stages(sizes: list[int], model_kind: str, repeat: int) -> None:
+    """One column per size (seconds and share of the plan), and each stage's per-message ratio."""
+    measured = {}
+    for size in sizes:
+        runs = max(1, repeat * 10_000 // size) if size < 100_000 else 1  # samples enough at every size
+        seconds = stage_seconds(synthetic_history(size), model_kind, runs)
+        measured[size] = {name: value / runs for name, value in seconds.items()}
+    first, last = sizes[0], sizes[-1]
+    ratio = len(sizes) > 1
+    head = f"{'stage':<20}" + "".join(f"{f'{size:,} s':>12}{'share':>7}" for size in sizes)
+    print(head + (f"{f'per msg {last // first}x':>14}" if ratio else ""))
+    for name in [*STAGES, "other", "plan"]:
+        row = f"{name:<20}"
+        for size in sizes:
+            seconds = measured[size][name]
+            row += f"{seconds:>12.3f}{seconds / measured[size]['plan']:>7.1%}"
+        if ratio and measured[first][name] > 0:
+            per = (measured[last][name] / last) / (measured[first][name] / first)
+            row += f"{per:>14.2f}"
+        print(row)
+
+
 def main() -> None:
     """Print one row per size: history characters, median plan time, time per message, peak memory."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -187,6 +291,9 @@ def main() -> None:
     )
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--instructions", action="store_true", help="count instructions with callgrind")
+    parser.add_argument(
+        "--stages", action="store_true", help="per-stage seconds (sampled), and their growth per message"
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument(
         "--model",
@@ -198,6 +305,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.child:
         _child(args.child)
+        return
+    if args.stages:
+        print_stages([int(n) for n in (args.sizes or "10000,100000").split(",")], args.model, args.repeat)
         return
     if args.instructions:
         print_instructions([int(n) for n in (args.sizes or "1000,10000").split(",")], args.model)

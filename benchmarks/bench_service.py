@@ -1,7 +1,7 @@
 """Requests per second of ``tracetrim serve`` with 1, 2 and 4 worker processes over one shared archive.
 
 Run: ``python benchmarks/bench_service.py [--workers 1,2,4] [--seconds 15] [--concurrency 16]
-[--mode enforce|shadow] [--archive URL] [--model lexical|learned] [--json FILE]``.
+[--mode enforce|shadow] [--archive URL] [--model learned] [--json FILE]``.
 
 For each worker count a fresh ``tracetrim serve --workers N`` starts on a free loopback port with the
 archive (default: a new SQLite file; ``--archive redis://127.0.0.1:6379/0`` or ``postgresql://...``
@@ -157,7 +157,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=16, help="clients sending at once (default 16)")
     parser.add_argument("--mode", choices=("enforce", "shadow"), default="enforce")
     parser.add_argument("--archive", default=None, help="archive URL (default: a new SQLite file)")
-    parser.add_argument("--model", choices=("lexical", "learned"), default="learned")
+    parser.add_argument("--model", choices=("learned",), default="learned")
     parser.add_argument("--json", type=Path, default=None, help="also write the rows here")
     parser.add_argument("--load", default=None, help=argparse.SUPPRESS)  # the load process itself
     args = parser.parse_args()

@@ -3,7 +3,7 @@
 Run: ``python benchmarks/bench_service_load.py [--clients 6] [--messages 250000] [--idle 300]
 [--seconds 10] [--source DIR] [--json FILE]``.
 
-A fresh ``tracetrim serve`` (lexical model, default limits, one process) starts on a free loopback
+A fresh ``tracetrim serve`` (the learned judge, default limits, one process) starts on a free loopback
 port; its resident memory is sampled from ``/proc/PID/status`` every 20 ms (Linux only) while
 ``/healthz`` is probed from another client every 50 ms. Three phases, each reported with the server's
 peak RSS above its idle RSS, the answers' status codes and latencies, and the probe's:
@@ -259,7 +259,7 @@ def serving(source: Path) -> Iterator[tuple[str, int, int]]:
 
     port = _free_port()
     command = [sys.executable, "-m", "tracetrim", "serve", "--port", str(port)]
-    command += ["--model-backend", "lexical", "--log-level", "warning"]
+    command += ["--model-backend", "learned", "--log-level", "warning"]
     env = {**os.environ, "PYTHONPATH": str(source)}
     server = subprocess.Popen(command, cwd=source, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"

@@ -1,6 +1,6 @@
 """Replay whole runs of ../shared/data as a host would, for tracetrim and the strategies users pick instead.
 
-Run from the repository root (about ten minutes on two cores at the defaults):
+Run from the repository root (about twelve minutes on two loaded cores at the defaults):
 
     .venv/bin/python benchmarks/replay.py                      # 60 mini-swe-agent runs, every other run
     .venv/bin/python benchmarks/replay.py --mini-runs 0        # every mini-swe-agent run (about 3x longer)
@@ -10,10 +10,13 @@ What is measured, per dataset (`tracetrim.replay`): every model call of every ru
 baselines edit each request as they do where they run (observation masking keeping the last N results,
 for N of 3, 5, 10, 15 and 20; Anthropic's ``clear_tool_uses`` and LangChain's ``ClearToolUsesEdit`` at
 their documented 100,000-token trigger, and again at the host's trigger; the OpenAI Agents SDK's
-``ToolOutputTrimmer`` at its defaults). tracetrim's threshold mode, budget mode (each with and without
-tombstones) and offload run through the real planner in ENFORCE with an in-memory archive, fired by
-the host's rule: a context window W, compacting past 60% of it down to 40% (the adapters' ``"auto"``),
-for three windows per dataset, so each strategy traces a curve of tokens billed against content lost.
+``ToolOutputTrimmer`` at its defaults). tracetrim's threshold mode, budget mode, the budget adopting
+nothing short of its target (``adopt_partial=False``), both modes with the cache gate at Anthropic's
+and at OpenAI's prices (``cache_prices``; ``--no-gates`` leaves them out), both without tombstones
+(``--without-tombstones``) and offload run through the real planner in ENFORCE with an in-memory
+archive, fired by the host's rule: a context window W, compacting past 60% of it down to 40% (the
+adapters' ``"auto"``), for three windows per dataset, so each strategy traces a curve of tokens billed
+against content lost.
 The judge is held out: refitted per fold (4 folds by repository, task or run, as
 ``benchmarks/quality.py``) on the cuts of every shared run and the labelled scenarios, and each run is
 judged by the fold that never saw its group (``--judge kind``: fitted on the other datasets only).
@@ -35,6 +38,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -89,6 +93,8 @@ WINDOWS = {
 compact in most runs, the middle one is the reference."""
 MASK_KEEPS = (3, 5, 10, 15, 20)
 JudgeFor = Callable[[Trajectory], LearnedDecisionModel]
+Entry = tuple[str, str, ReplayStrategy]
+"""(family, setting, strategy): one point of a family's curve."""
 
 
 @attrs.frozen
@@ -157,9 +163,9 @@ def _k(window: int) -> str:
     return f"{window // 1000}k"
 
 
-def fixed_strategies() -> list[tuple[str, str, ReplayStrategy]]:
+def fixed_strategies() -> list[Entry]:
     """The strategies that do not depend on the host's rule: (family, setting, strategy)."""
-    out: list[tuple[str, str, ReplayStrategy]] = [("none", "", NoCompaction())]
+    out: list[Entry] = [("none", "", NoCompaction())]
     out += [("keep-last-N", str(n), KeepLastN(n)) for n in MASK_KEEPS]
     out += [
         ("openai ToolOutputTrimmer", "defaults", OpenAIToolOutputTrimmer()),
@@ -170,12 +176,19 @@ def fixed_strategies() -> list[tuple[str, str, ReplayStrategy]]:
 
 
 def host_strategies(
-    window: int, host: HostRule, judge_for: JudgeFor
+    window: int, host: HostRule, judge_for: JudgeFor, *, tombstones: bool = False, gates: bool = True
 ) -> list[tuple[str, str, ReplayStrategy]]:
-    """The strategies fired at (or scaled to) the host's trigger for one window."""
+    """The strategies fired at (or scaled to) the host's trigger for one window: the clearing edits,
+    tracetrim's threshold and budget modes at the library's defaults, the budget adopting nothing short
+    of its target (``adopt_partial=False``), offload; with ``gates`` both planner modes with the cache
+    gate at Anthropic's and OpenAI's prices, with ``tombstones`` both without tombstones."""
     trigger = host.trigger_tokens or 0
     w = _k(window)
-    return [
+
+    def planner(family: str, short: str, make: Callable[..., ReplayStrategy], **config: Any) -> Entry:
+        return (family, f"W={w}", make(judge_for=judge_for, name=f"{short} @{w}", **config))
+
+    out: list[Entry] = [
         (
             "anthropic clear_tool_uses",
             f"W={w}",
@@ -186,20 +199,29 @@ def host_strategies(
             f"W={w}",
             LangChainClearToolUses(trigger=trigger, name=f"langchain @{w}"),
         ),
-        ("tracetrim threshold", f"W={w}", tracetrim_threshold(judge_for=judge_for, name=f"threshold @{w}")),
-        (
-            "tracetrim threshold without tombstones",
-            f"W={w}",
-            tracetrim_threshold(judge_for=judge_for, tombstones=False, name=f"threshold-tomb @{w}"),
-        ),
-        ("tracetrim budget", f"W={w}", tracetrim_budget(judge_for=judge_for, name=f"budget @{w}")),
-        (
-            "tracetrim budget without tombstones",
-            f"W={w}",
-            tracetrim_budget(judge_for=judge_for, tombstones=False, name=f"budget-tomb @{w}"),
+        planner("tracetrim threshold", "threshold", tracetrim_threshold),
+        planner("tracetrim budget", "budget", tracetrim_budget),
+        planner(
+            "tracetrim budget, target or nothing", "budget-strict", tracetrim_budget, adopt_partial=False
         ),
         ("tracetrim offload", f"W={w}", tracetrim_offload(name=f"offload @{w}")),
     ]
+    if gates:
+        for label, prices in (("Anthropic", ANTHROPIC), ("OpenAI", OPENAI)):
+            ratios = prices.ratios
+            out += [
+                planner(f"tracetrim threshold, cache gate {label}", f"threshold-gate-{prices.name}",
+                        tracetrim_threshold, cache_prices=ratios),
+                planner(f"tracetrim budget, cache gate {label}", f"budget-gate-{prices.name}",
+                        tracetrim_budget, cache_prices=ratios),
+            ]  # fmt: skip
+    if tombstones:
+        out += [
+            planner("tracetrim threshold without tombstones", "threshold-tomb", tracetrim_threshold,
+                    tombstones=False),
+            planner("tracetrim budget without tombstones", "budget-tomb", tracetrim_budget, tombstones=False),
+        ]  # fmt: skip
+    return out
 
 
 def _points(
@@ -291,8 +313,13 @@ FAMILIES = (
     "anthropic clear_tool_uses",
     "langchain ClearToolUsesEdit",
     "tracetrim threshold",
+    "tracetrim threshold, cache gate Anthropic",
+    "tracetrim threshold, cache gate OpenAI",
     "tracetrim threshold without tombstones",
     "tracetrim budget",
+    "tracetrim budget, target or nothing",
+    "tracetrim budget, cache gate Anthropic",
+    "tracetrim budget, cache gate OpenAI",
     "tracetrim budget without tombstones",
     "tracetrim offload",
 )
@@ -366,10 +393,17 @@ def tombstone_lines(points: Sequence[Point]) -> list[str]:
 
 
 def run_dataset(
-    name: str, runs: list[Trajectory], judge_for: JudgeFor, html: Path | None
+    name: str,
+    runs: list[Trajectory],
+    judge_for: JudgeFor,
+    html: Path | None,
+    *,
+    tombstones: bool = False,
+    gates: bool = True,
+    windows: Sequence[int] | None = None,
 ) -> tuple[list[Point], dict[str, object]]:
     """Every strategy at every setting on one dataset; the reference window's report goes to ``html``."""
-    windows = WINDOWS[name]
+    windows = WINDOWS[name] if windows is None else windows
     reference = windows[len(windows) // 2]
     fixed = fixed_strategies()
     started = time.perf_counter()
@@ -379,7 +413,7 @@ def run_dataset(
     reports: dict[str, object] = {"fixed": base.to_json()}
     for window in windows:
         host = HostRule.window(window)
-        chosen = host_strategies(window, host, judge_for)
+        chosen = host_strategies(window, host, judge_for, tombstones=tombstones, gates=gates)
         report = replay_runs(runs, [s for _, _, s in chosen], host, ANTHROPIC)
         points += _points(report, chosen, none)
         reports[_k(window)] = report.to_json()
@@ -403,8 +437,9 @@ def run_dataset(
     print(comparison_table(points))
     print("\nWhere each tracetrim point stands on the baselines' curves (no compaction included):\n")
     print(standing_table(points))
-    print("\nTombstones (the uses gone, by what points to them, and tokens billed):")
-    print("\n".join(tombstone_lines(points)))
+    if tombstones:
+        print("\nTombstones (the uses gone, by what points to them, and tokens billed):")
+        print("\n".join(tombstone_lines(points)))
     print()
     return points, reports
 
@@ -435,6 +470,13 @@ def main() -> int:
     parser.add_argument("--tau-runs", type=int, default=0, help="tau-bench runs to replay (0: all)")
     parser.add_argument("--datasets", default="mini-swe-agent,swe-agent,tau-bench", help="comma-separated")
     parser.add_argument("--judge", choices=("held-out", "kind", "shipped"), default="held-out")
+    parser.add_argument(
+        "--without-tombstones", action="store_true", help="add both planner modes without tombstones"
+    )
+    parser.add_argument("--no-gates", action="store_true", help="leave out the cache-gated variants")
+    parser.add_argument(
+        "--windows", help="comma-separated windows in tokens (default: three per dataset, see WINDOWS)"
+    )
     parser.add_argument("--json", type=Path, help="write every report (all runs, all strategies) here")
     parser.add_argument(
         "--html", type=Path, help="write each dataset's reference-window report to this folder"
@@ -451,7 +493,16 @@ def main() -> int:
         runs = sample(everything[name], limits.get(name, 0))
         if len(runs) < len(everything[name]):
             print(f"({name}: {len(runs)} of {len(everything[name])} runs, spread evenly by name)")
-        _, reports = run_dataset(name, runs, judge_for, args.html)
+        windows = [int(w) for w in args.windows.split(",")] if args.windows else None
+        _, reports = run_dataset(
+            name,
+            runs,
+            judge_for,
+            args.html,
+            tombstones=args.without_tombstones,
+            gates=not args.no_gates,
+            windows=windows,
+        )
         dumped[name] = reports
     if args.json is not None:
         args.json.write_text(json.dumps(dumped, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -4,8 +4,8 @@ The generator aims at what an adversarial run found: repeated message and tool-c
 before their calls, calls without results and results without calls, non-text outputs, lone
 surrogates, deep nesting (inside call inputs and in metadata), huge strings. The checker runs a
 real `Compactor` over a real in-memory archive (the decision model is mostly scripted, the
-invariants must hold whatever a model answers; sometimes the embedded lexical model, which parses
-call inputs itself) and returns the first broken invariant, or None.
+invariants must hold whatever a model answers; sometimes the embedded learned judge, which reads
+the whole history itself) and returns the first broken invariant, or None.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 import tracetrim as tt
 from tracetrim._marker import is_tombstone
 from tracetrim.archive import KeyValueArchive, MemoryStore, rehydrate
-from tracetrim.decision import BinaryQuestion, LexicalDecisionModel, ScriptedDecisionModel
+from tracetrim.decision import BinaryQuestion, LearnedDecisionModel, ScriptedDecisionModel
 
 SCOPE = tt.Scope("fuzz-user", "fuzz-agent", "fuzz-session")
 TOOLS = ("read_file", "search", "shell")
@@ -170,7 +170,7 @@ def settings_for_plan(draw: Any) -> dict[str, Any]:
         "recent": draw(st.integers(0, 3)),
         "seed": draw(st.integers(0, 2**16)),
         "mode": draw(st.sampled_from([tt.Mode.ENFORCE, tt.Mode.ENFORCE, tt.Mode.SHADOW])),
-        "lexical": draw(st.integers(0, 3)) == 3,
+        "learned": draw(st.integers(0, 3)) == 3,
     }
 
 
@@ -223,7 +223,7 @@ async def run_history(messages: list[dict[str, Any]], knobs: dict[str, Any]) -> 
     """`check_history`'s verdict and the plan's `Outcome` (None when plan itself raised)."""
     before = copy.deepcopy(messages)
     archive = KeyValueArchive(MemoryStore())
-    model = LexicalDecisionModel() if knobs["lexical"] else ScriptedDecisionModel(_answers(knobs["seed"]))
+    model = LearnedDecisionModel() if knobs["learned"] else ScriptedDecisionModel(_answers(knobs["seed"]))
     compactor = tt.Compactor(
         model,
         config=tt.CompactorConfig(

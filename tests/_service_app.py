@@ -1,4 +1,4 @@
-"""The service on a real server for tests: the app of `ServiceSettings` (the lexical model unless
+"""The service on a real server for tests: the app of `ServiceSettings` (the learned judge unless
 given) behind `tests._asgi.ThreadedServer`, and the check that the service extra is installed."""
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ def serving(limits: Mapping[str, Any] | None = None, **settings: Any) -> Iterato
     """``create_app(ServiceSettings(**settings))`` on a free loopback port (with ``limits``, under the
     uvicorn configuration of `tracetrim serve`); yields the running `ThreadedServer`."""
     from tests._asgi import ThreadedServer
-    from tracetrim.decision import LexicalDecisionModel
+    from tracetrim.decision import LearnedDecisionModel
     from tracetrim.service import ServerLimits, ServiceSettings, create_app
 
-    settings.setdefault("model", LexicalDecisionModel())
+    settings.setdefault("model", LearnedDecisionModel())
     app = create_app(ServiceSettings(**settings))
     server_limits = ServerLimits(**limits) if limits is not None else None
     with ThreadedServer(app, lifespan="on", limits=server_limits) as server:

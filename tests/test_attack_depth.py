@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import copy
 from typing import Any
 
@@ -18,7 +17,7 @@ from tracetrim._json import (
     compact_bytes,
     text_nesting_exceeds,
 )
-from tracetrim.decision import BinaryQuestion, LexicalDecisionModel, ScriptedDecisionModel
+from tracetrim.decision import LearnedDecisionModel, ScriptedDecisionModel
 
 SCOPE = tt.Scope("u", "a", "s")
 
@@ -100,7 +99,7 @@ async def test_plan_with_a_too_deep_snapshot_is_invalid_transcript_naming_where(
     assert "message 2, field 'metadata'" in outcome.detail
 
 
-@pytest.mark.parametrize("model", [ScriptedDecisionModel({}, default=0.0), LexicalDecisionModel()])
+@pytest.mark.parametrize("model", [ScriptedDecisionModel({}, default=0.0), LearnedDecisionModel()])
 async def test_a_deep_call_input_is_protected_and_the_healthy_pairs_still_compact(model: Any) -> None:
     messages = tool_history(4)
     messages[2]["content"][1] = call("c2", raw=_deep_input(1200))
@@ -117,22 +116,6 @@ async def test_a_deep_call_input_is_protected_and_the_healthy_pairs_still_compac
     assert reasons["c2"] == "input_too_deep"
     assert outcome.status is not tt.Status.ERROR
     assert messages == original
-
-
-def test_lexical_model_judges_a_deep_input_as_opaque_text() -> None:
-    state = {
-        "goal": "fix",
-        "next_action": "",
-        "history": [
-            {"call": {"key": "t1", "tool": "read_file", "input": "[" * 3000, "result": {"state": "success"}}},
-        ],
-    }
-    questions = {
-        "call_t1": BinaryQuestion("does the call matter?"),
-        "result_t1": BinaryQuestion("must the result stay?"),
-    }
-    response = asyncio.run(LexicalDecisionModel()(state, questions))
-    assert set(response.answers) == set(questions)
 
 
 def test_lone_surrogate_names_message_block_and_field() -> None:

@@ -190,7 +190,7 @@ def test_cli_compact_encodes_the_history_once(
     source = tmp_path / "history.json"
     source.write_text(json.dumps(native))
     archive = ["--archive", f"file:{tmp_path / 'archive'}", *ARCHIVE_SCOPE] if mode == "enforce" else []
-    argv = ["compact", str(source), "--eligible-tools", "read_file", "--model-backend", "lexical"]
+    argv = ["compact", str(source), "--eligible-tools", "read_file", "--model-backend", "learned"]
     with counting_encodes(history, native if fmt != "neutral" else ()) as count:
         document = _cli([*argv, "--format", fmt, "--mode", mode, *archive], capsys)
     assert document["changed"] is (mode == "enforce") and document["reason"].endswith("_PROPOSAL")

@@ -1,5 +1,6 @@
-"""The layering the frame promises, read from the source: the planner does no I/O, and nothing outside
-it tells strategies apart by their class."""
+"""The layering the frame promises, read from the source: the planner does no I/O, nothing outside
+it tells strategies apart by their class, and the planner sees one judge protocol (a remote model's
+state, questions and answers live in `tracetrim.decision._remote`)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,16 @@ IO_MODULES = frozenset(
     {"httpx", "os", "pathlib", "io", "shutil", "tempfile", "aiofiles", "dotenv", "socket", "sqlite3", "redis"}
 )
 STRATEGY_CLASSES = frozenset({"Compactor", "OffloadStrategy", "Strategy"})
+REMOTE_ASKING = frozenset(
+    {
+        "tracetrim.decision._remote._observation",
+        "tracetrim.decision._remote._batches",
+        "tracetrim.decision._remote._answers",
+    }
+)
+"""The remote adapter's own modules: the planner reaches them only through `as_judge`."""
+JUDGE_CHOICE = Path("decision/_remote/_judge.py")
+"""The one module that tells a judge from a remote model (`as_judge`)."""
 
 
 def _trees(root: Path) -> list[tuple[Path, ast.Module]]:
@@ -44,7 +55,7 @@ def _class_names(node: ast.expr) -> set[str]:
     }
 
 
-def _strategy_type_tests(tree: ast.Module) -> list[int]:
+def _type_tests(tree: ast.Module, classes: frozenset[str]) -> list[int]:
     return [
         node.lineno
         for node in ast.walk(tree)
@@ -52,8 +63,23 @@ def _strategy_type_tests(tree: ast.Module) -> list[int]:
         and isinstance(node.func, ast.Name)
         and node.func.id in ("isinstance", "issubclass")
         and len(node.args) == 2
-        and _class_names(node.args[1]) & STRATEGY_CLASSES
+        and _class_names(node.args[1]) & classes
     ]
+
+
+def _strategy_type_tests(tree: ast.Module) -> list[int]:
+    return _type_tests(tree, STRATEGY_CLASSES)
+
+
+def _imported(tree: ast.Module) -> set[str]:
+    """Every module ``tree`` imports, with each name of a ``from`` import as a possible submodule."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module is not None:
+            found |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+    return found
 
 
 def test_the_planner_does_no_io() -> None:
@@ -76,3 +102,27 @@ def test_nothing_outside_the_planner_tests_a_strategys_class() -> None:
     }
     assert found == {}
     assert _strategy_type_tests(ast.parse("isinstance(s, (tt.Compactor, int))")) == [1]
+
+
+def test_the_planner_does_not_import_the_remote_asking() -> None:
+    found = {
+        str(path.relative_to(PACKAGE)): sorted(hits)
+        for path, tree in _trees(PLANNER)
+        if (hits := _imported(tree) & REMOTE_ASKING)
+    }
+    assert found == {}
+    assert not any((PLANNER / name).exists() for name in ("_observation.py", "_batches.py", "_answers.py"))
+    assert _imported(ast.parse("from tracetrim.decision._remote import _batches")) & REMOTE_ASKING
+
+
+def test_only_as_judge_tells_a_judge_from_a_remote_model() -> None:
+    found = {
+        str(path.relative_to(PACKAGE)): lines
+        for path, tree in _trees(PACKAGE)
+        if path.relative_to(PACKAGE) != JUDGE_CHOICE
+        and (lines := _type_tests(tree, frozenset({"HistoryJudge"})))
+    }
+    assert found == {}
+    assert _type_tests(
+        ast.parse((PACKAGE / JUDGE_CHOICE).read_text(encoding="utf-8")), frozenset({"HistoryJudge"})
+    )

@@ -22,7 +22,7 @@ from tracetrim._marker import (
     summary_note,
 )
 from tracetrim.compactor import CompactionRequest
-from tracetrim.decision import LexicalDecisionModel
+from tracetrim.decision import ScriptedDecisionModel
 
 PACKAGE = Path(tracetrim.__file__).parent
 REF = "ab" * 32
@@ -77,7 +77,9 @@ async def test_the_rebuild_stage_writes_marks_the_readers_understand() -> None:
     config = CompactorConfig(
         eligible_tools=frozenset({"read_file"}), truncate_head_chars=100, excerpt_chars=200
     )
-    compactor = Compactor(LexicalDecisionModel(), config=config)
+    # every call kept, every result shortened: the rebuild writes its marks on each
+    shorten = ScriptedDecisionModel(lambda name, question, state: 1.0 if name.startswith("call_") else 0.0)
+    compactor = Compactor(shorten, config=config)
     outcome = await compactor.plan(CompactionRequest(messages=scenario["messages"], goal=scenario["goal"]))
     assert outcome.plan is not None
     shortened = [

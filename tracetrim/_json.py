@@ -54,6 +54,12 @@ def compact_json(value: Any) -> str:
     return _COMPACT.encode(value)
 
 
+def pretty_json(value: Any, *, sort_keys: bool = False) -> str:
+    """``value`` as the JSON a person reads: two-space indent, non-ASCII kept, a final newline (what
+    ``json.dump(..., indent=2)`` writers such as mini-swe-agent produce); NaN and infinities refused."""
+    return json.dumps(value, ensure_ascii=False, indent=2, allow_nan=False, sort_keys=sort_keys) + "\n"
+
+
 def _plain_float(value: float) -> bool:
     return _FLOATS_AGREE and (value == 0.0 or _PLAIN_FLOAT_MIN <= abs(value) < _PLAIN_FLOAT_MAX)
 

@@ -7,10 +7,11 @@ an agent reads and the pattern that recognises it cannot drift apart.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
+
+from tracetrim._json import strict_loads
 
 MARKER_KEY = "tracetrim"
 """The ``metadata`` key of tracetrim's mark on a block or message it wrote (and the ``name`` of the
@@ -203,7 +204,7 @@ def gist(text: str) -> str:
     """A one-line reminder of a call's input: a JSON object's values (the command, the path, the query)
     rather than its syntax, whitespace collapsed, cut to `GIST_CHARS` with an ellipsis."""
     try:
-        value = json.loads(text)
+        value = strict_loads(text)
     except (ValueError, RecursionError):
         value = text
     if isinstance(value, dict):

@@ -366,9 +366,11 @@ def copy_messages(messages: Any, *, frame: Frame = LIST_FRAME, keep_encoded: boo
     them. Each message is copied and encoded (canonically) once, on its own (not at all when
     ``messages`` is an `EncodedHistory`), so the history's JSON never exists whole. With
     ``keep_encoded`` the pieces are kept, and the digest in ``frame`` is the one a store of that
-    framed JSON needs (an archive's reference): nothing is encoded or hashed twice.
+    framed JSON needs (an archive's reference): nothing is encoded or hashed twice. Each message is
+    checked (`check_message`) in the same pass, just before it is copied.
     """
-    check_messages(messages)
+    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
+        raise SnapshotError(f"messages must be a list of message objects, got {type(messages).__name__}")
     copied: list[Message] = []
     sizes = array("I")
     kept: list[bytes] | None = [] if keep_encoded else None
@@ -379,6 +381,7 @@ def copy_messages(messages: Any, *, frame: Frame = LIST_FRAME, keep_encoded: boo
     def encoded() -> Iterator[bytes]:
         nonlocal sizes
         for n, message in enumerate(messages):
+            check_message(message, n)
             if given is not None and (copy := plain_copy(message)) is not None:
                 data, block_sizes = given.encoded[n], given.blocks[n]
             else:
@@ -395,7 +398,12 @@ def copy_messages(messages: Any, *, frame: Frame = LIST_FRAME, keep_encoded: boo
 
     try:
         digest = _framed_digest(encoded(), frame)
+    except SnapshotError:
+        raise
     except (TypeError, ValueError):
+        # A malformed message anywhere is reported before an unencodable one, as when every message
+        # was checked before any was encoded.
+        check_messages(messages)
         raise unencodable_error(messages) from None
     return Copied(copied, sizes, digest, kept, blocks)
 

@@ -22,7 +22,7 @@ from tracetrim._snapshot import Message
 from tracetrim._validators import FieldValueError
 from tracetrim.archive._document import (
     EncodedSnapshot,
-    check_encoded,
+    SavesEncoded,
     check_size,
     decode_sent,
     decode_snapshot,
@@ -246,7 +246,7 @@ def _delete(dir_fd: int, name: str) -> bool:
     return True
 
 
-class FileArchive:
+class FileArchive(SavesEncoded):
     """Snapshots as files: ``root/<scope hash>/<ref>.json``, folders 0700, files 0600.
 
     A save writes a temp file in the scope's ``.tmp`` folder, fsyncs it, links it into place and
@@ -288,13 +288,6 @@ class FileArchive:
         hashing = _hashers().submit(sha256_hex, data)
         self._store(scope, data, hashing)
         return hashing.result()
-
-    async def save_encoded(self, scope: Scope, snapshot: EncodedSnapshot) -> str:
-        """Store a snapshot already encoded and hashed (see `EncodedSnapshotArchive`); return its ref."""
-        check_ref(snapshot.ref)
-        check_encoded(scope, snapshot, self.max_bytes)
-        await self._put(scope, snapshot)
-        return snapshot.ref
 
     async def _put(self, scope: Scope, snap: EncodedSnapshot) -> None:
         """Store already encoded snapshot bytes (split from `save` so benchmarks can time the I/O)."""

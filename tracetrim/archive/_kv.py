@@ -11,7 +11,7 @@ from tracetrim._snapshot import Message
 from tracetrim._validators import FieldTypeError, FieldValueError
 from tracetrim.archive._document import (
     EncodedSnapshot,
-    check_encoded,
+    SavesEncoded,
     decode_sent,
     decode_snapshot,
     encode_snapshot,
@@ -36,7 +36,7 @@ async def _calling(store_call: Awaitable[_T], what: str) -> _T:
         raise ArchiveError(f"could not {what}: {type(exc).__name__}: {exc}") from exc
 
 
-class KeyValueArchive:
+class KeyValueArchive(SavesEncoded):
     """Snapshots under ``<namespace>snapshot:{<scope hash>}:<ref>`` in a `KeyValueStore`.
 
     The store must offer an atomic create-if-absent: content addressing relies on a reference,
@@ -72,13 +72,6 @@ class KeyValueArchive:
         snap = await asyncio.to_thread(encode_snapshot, scope, messages, self.max_bytes)
         await self._put(scope, snap)
         return snap.ref
-
-    async def save_encoded(self, scope: Scope, snapshot: EncodedSnapshot) -> str:
-        """Store a snapshot already encoded and hashed (see `EncodedSnapshotArchive`); return its ref."""
-        check_ref(snapshot.ref)
-        check_encoded(scope, snapshot, self.max_bytes)
-        await self._put(scope, snapshot)
-        return snapshot.ref
 
     async def _put(self, scope: Scope, snap: EncodedSnapshot) -> None:
         """Store already encoded snapshot bytes (split from `save` so benchmarks can time the I/O).

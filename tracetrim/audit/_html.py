@@ -29,7 +29,7 @@ CHARTS = (
 )
 """Every chart the report draws, by its ``data-chart`` name."""
 
-_STYLE = """
+PAGE_STYLE = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#222;background:#fff}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd}
 .sub{color:#666;margin:0 0 16px}.cards{display:flex;flex-wrap:wrap;gap:10px}
@@ -44,15 +44,17 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}
 .ready{color:#2e7d32;font-weight:600}.wait{color:#b26a00;font-weight:600}.lost{color:#c0392b;font-weight:600}
 pre{background:#f6f6f6;padding:8px;white-space:pre-wrap}
 """
+"""The style sheet of tracetrim's self-contained report pages (this audit report's and the replay's)."""
 
 # Marks each chart with the size it actually drew at, so a headless browser check can read it back.
-_SCRIPT = """
+PAGE_SCRIPT = """
 for (const svg of document.querySelectorAll('svg.chart')) {
   const box = svg.getBBox();
   svg.dataset.drawn = Math.round(box.width) + 'x' + Math.round(box.height);
 }
 document.body.dataset.charts = document.querySelectorAll('svg.chart').length;
 """
+"""The closing script of the report pages (the audit's and the replay's)."""
 
 
 def _time(record: Record) -> float | None:
@@ -307,7 +309,7 @@ def render_html(
     return visible(
         "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
         '<meta name=viewport content="width=device-width,initial-scale=1">'
-        f"<title>{escape(title)}</title><style>{_STYLE}</style></head><body>"
+        f"<title>{escape(title)}</title><style>{PAGE_STYLE}</style></head><body>"
         f"<h1>{escape(title)}</h1><p class=sub>{summary.plans:,} plans; self-contained report written by "
         "<code>tracetrim audit --html</code></p>"
         f"<div class=cards>{_cards(summary)}</div>"
@@ -315,5 +317,5 @@ def render_html(
         f"<h2>Charts</h2><div class=grid>{figures}</div>"
         f"<h2>Largest would-be drops to review</h2>{drops_table(rows)}"
         f"<h2>Figures</h2><pre>{escape(text)}</pre>{skipped}"
-        f"<script>{_SCRIPT}</script></body></html>\n"
+        f"<script>{PAGE_SCRIPT}</script></body></html>\n"
     )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -15,7 +14,7 @@ from cattrs.v import format_exception
 from tracetrim._convert import converter, to_json_object
 from tracetrim._errors import TracetrimError
 from tracetrim._followup import Followup
-from tracetrim._json import canonical_json
+from tracetrim._json import canonical_json, strict_loads
 from tracetrim._record import Record, RecordDetail, record_from_json, record_json
 from tracetrim._validators import FieldTypeError, FieldValueError
 
@@ -108,7 +107,7 @@ def _problem(exc: Exception) -> str:
 def parse_line(text: str) -> Record | Followup:
     """One JSON line as a `Record` (any version) or a `Followup`; `RecordError` says what is wrong."""
     try:
-        data = json.loads(text)
+        data = strict_loads(text)
     except ValueError as exc:
         raise RecordError(f"not JSON ({exc})") from None
     if not isinstance(data, Mapping):

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from pathlib import Path
-
 import attrs
 
 from tracetrim._validators import int_in, probability
 from tracetrim.audit._advice import MIN_DECISIONS, Recommendation, recommend
 from tracetrim.audit._html import render_html
-from tracetrim.audit._observer import AuditInput, read_files
+from tracetrim.audit._observer import AuditInput
 from tracetrim.audit._summary import AuditSummary, PairRow, pair_rows, summarise
 
 
@@ -61,8 +58,3 @@ def audit(found: AuditInput, options: AuditOptions | None = None) -> AuditReport
         min_decisions=options.min_decisions,
     )
     return AuditReport(found, rows, summary, advice)
-
-
-def audit_files(paths: Iterable[str | Path], options: AuditOptions | None = None) -> AuditReport:
-    """Read record files (junk lines skipped and listed) and audit them."""
-    return audit(read_files(paths), options)

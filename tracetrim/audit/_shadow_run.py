@@ -11,8 +11,8 @@ from tracetrim._followup import Followup, quoted_calls
 from tracetrim._scope import Scope
 from tracetrim.audit._observer import JsonLinesObserver
 from tracetrim.compactor import CompactionRequest, Compactor, CompactorConfig, ExecutionOptions, Mode
-from tracetrim.decision import DecisionModel, LearnedDecisionModel
-from tracetrim.decision._history import HistoryJudge
+from tracetrim.decision import LearnedDecisionModel
+from tracetrim.decision._remote import ModelOrJudge
 from tracetrim.learn._examples import CUT_FRACTIONS, cut_points
 from tracetrim.learn._sources import Trajectory
 
@@ -30,7 +30,7 @@ async def record_shadow_run(
     trajectories: Iterable[Trajectory],
     path: str | Path,
     *,
-    model: DecisionModel | HistoryJudge | None = None,
+    model: ModelOrJudge | None = None,
     fractions: Iterable[float] = CUT_FRACTIONS,
     version: str = "shadow-replay",
 ) -> ShadowRun:

@@ -81,11 +81,18 @@ async def with_archive(
         raise CliError("--archive is required")
     archive, scope = opened
     try:
-        return await use(archive, scope)
+        return await closed_after(archive, use(archive, scope))
     except archive_failures() as exc:
         raise CliError(str(exc) or type(exc).__name__) from None
+
+
+async def closed_after(archive: Archive | None, work: Awaitable[_T]) -> _T:
+    """Await ``work``, then close ``archive`` (if any) whatever happened."""
+    try:
+        return await work
     finally:
-        try:
-            await close_archive(archive)
-        except archive_failures():
-            pass  # closing a connection that already failed: the failure was reported above
+        if archive is not None:
+            try:
+                await close_archive(archive)
+            except archive_failures():
+                pass  # closing a connection that already failed: the work reported that failure

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from datetime import timedelta
 from typing import Any
 
+from tracetrim._json import pretty_json
 from tracetrim._scope import Scope
 from tracetrim._snapshot import SnapshotError
 from tracetrim.archive import (
@@ -37,10 +37,10 @@ def _print_json(value: Any, what: str = "the result") -> None:
     (a NaN from an archive that does not verify what it returns) is one error line, never half a
     document or the invalid ``NaN`` json would write."""
     try:
-        text = json.dumps(value, ensure_ascii=False, indent=2, allow_nan=False)
+        text = pretty_json(value)
     except (TypeError, ValueError) as exc:
         raise CliError(f"{what} cannot be printed as JSON: {exc}") from None
-    sys.stdout.write(text + "\n")
+    sys.stdout.write(text)
 
 
 def _ref(value: str) -> str:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from tracetrim._convert import to_json_object
+from tracetrim._json import pretty_json
 from tracetrim.audit._observer import AuditInput, RecordError, read_audit, read_files
 from tracetrim.audit._report import AuditOptions, audit
 from tracetrim.audit._summary import summary_json
@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
             "threshold_text": report.advice.threshold_text,
         }
         data["skipped"] = [str(item) for item in found.junk]
-        print(json.dumps(data, indent=2, sort_keys=True))
+        sys.stdout.write(pretty_json(data, sort_keys=True))
     else:
         write_audit(report.summary, report.advice, found.junk, sys.stdout, sys.stderr)
     if args.html:

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from tracetrim._contract import answer
 from tracetrim._convert import to_json_object
-from tracetrim.archive import SentDocument, close_archive
-from tracetrim.cli._archive_args import add_archive_arguments, archive_failures, open_scoped_archive
+from tracetrim._json import pretty_json
+from tracetrim.archive import SentDocument
+from tracetrim.cli._archive_args import add_archive_arguments, closed_after, open_scoped_archive
 from tracetrim.cli._errors import CliError
 from tracetrim.cli._formats import add_format_arguments, as_owned, default_tools, from_neutral, to_neutral
 from tracetrim.cli._input import HistoryFile, announce_formats, read_histories
@@ -22,7 +22,7 @@ from tracetrim.cli._settings import add_config_arguments, build_config
 from tracetrim.cli._summary import RunSummary
 from tracetrim.cli._whole import default_name, render, whole_file
 from tracetrim.compactor import CompactionRequest, Compactor, ExecutionOptions, Mode, Outcome, Reason
-from tracetrim.decision import DecisionModel
+from tracetrim.decision._remote import ModelOrJudge
 from tracetrim.formats._common import ValidatedHistory
 
 
@@ -113,7 +113,7 @@ def in_format(document: dict[str, Any], history: HistoryFile) -> dict[str, Any]:
 
 
 async def _compact_one(
-    args: argparse.Namespace, history: HistoryFile, model: DecisionModel
+    args: argparse.Namespace, history: HistoryFile, model: ModelOrJudge
 ) -> tuple[dict[str, Any], Outcome]:
     messages = to_neutral(history)
     called = _called_tools(messages)
@@ -143,14 +143,7 @@ async def _compact_one(
         protected_call_ids=history.protected_call_ids,
         sent=SentDocument(history.format, history.raw) if history.raw is not None else None,
     )
-    try:
-        outcome = await compactor.plan(request)
-    finally:
-        if archive is not None:
-            try:
-                await close_archive(archive)
-            except archive_failures():
-                pass  # the plan already reported any archive failure in its outcome
+    outcome = await closed_after(archive, compactor.plan(request))
     return result_document(outcome, messages), outcome
 
 
@@ -189,7 +182,7 @@ def _output(args: argparse.Namespace, document: dict[str, Any], history: History
     if args.emit == "history":
         return render(whole_file(document, history)), default_name(history)
     name = history.file_name
-    text = json.dumps(in_format(document, history), ensure_ascii=False, indent=2) + "\n"
+    text = pretty_json(in_format(document, history))
     return text, name if name.endswith(".json") else f"{name}.json"
 
 

@@ -7,7 +7,7 @@ import os
 
 from tracetrim.cli._errors import CliError
 from tracetrim.decision._env import BACKENDS, from_env, load_environment
-from tracetrim.decision._protocol import DecisionModel
+from tracetrim.decision._remote import ModelOrJudge
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
@@ -51,7 +51,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def model_from_args(args: argparse.Namespace) -> DecisionModel:
+def model_from_args(args: argparse.Namespace) -> ModelOrJudge:
     """The decision model the options ask for, over the environment's defaults; CliError if unusable."""
     env = load_environment()
     overrides = {

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from pathlib import Path
 
+from tracetrim._json import pretty_json
 from tracetrim._scope import Scope
-from tracetrim.archive import Archive, close_archive
-from tracetrim.cli._archive_args import add_archive_arguments, archive_failures, open_scoped_archive
+from tracetrim.archive import Archive
+from tracetrim.cli._archive_args import add_archive_arguments, closed_after, open_scoped_archive
 from tracetrim.cli._arg_types import non_negative_float, non_negative_int
 from tracetrim.cli._compact import in_format, result_document
 from tracetrim.cli._errors import CliError
@@ -83,14 +83,7 @@ def _strategy(args: argparse.Namespace) -> tuple[OffloadStrategy, Archive | None
 
 
 async def _plan(strategy: OffloadStrategy, archive: Archive | None, request: CompactionRequest) -> Outcome:
-    try:
-        return await strategy.plan(request)
-    finally:
-        if archive is not None:
-            try:
-                await close_archive(archive)
-            except archive_failures():
-                pass  # the plan already reported any archive failure in its outcome
+    return await closed_after(archive, strategy.plan(request))
 
 
 def _offload(args: argparse.Namespace) -> int:
@@ -108,7 +101,7 @@ def _offload(args: argparse.Namespace) -> int:
     )
     outcome = asyncio.run(_plan(strategy, archive, request))
     report = in_format(result_document(outcome, messages), history)
-    text = json.dumps(report, ensure_ascii=False, indent=2) + "\n"
+    text = pretty_json(report)
     if args.output:
         try:
             Path(args.output).write_text(text, encoding="utf-8")
@@ -158,14 +151,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="N",
         help="once over --trigger-tokens, work down to N tokens and stop, oldest first "
         "(default: apply every rule in full)",
-    )
-    # The former name of --trigger-tokens, still accepted (as OffloadConfig.max_total_tokens is).
-    parser.add_argument(
-        "--max-total-tokens",
-        dest="trigger_tokens",
-        type=non_negative_int,
-        default=argparse.SUPPRESS,
-        help=argparse.SUPPRESS,
     )
     parser.add_argument("--goal", default="", help="the agent's goal, given to the summary model")
     parser.add_argument("--protect-message", action="append", metavar="ID", help="a message id to keep")

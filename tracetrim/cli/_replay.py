@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
+from tracetrim._json import pretty_json
 from tracetrim._snapshot import SnapshotError, validate_messages
 from tracetrim._validators import FieldValueError
 from tracetrim.cli._arg_types import non_negative_float, non_negative_int, unit_fraction
@@ -206,7 +206,7 @@ def run(args: argparse.Namespace) -> int:
         cache = prices(args.cache, read=args.cache_read, write=args.cache_write)
         judge = model_from_args(args) if any(n.startswith(("threshold", "budget")) for n in names) else None
         strategies = strategies_by_name(
-            names, judge, mask_keep=args.mask_keep, baseline_trigger=args.baseline_trigger
+            names, judge, mask_keep=args.mask_keep, baseline_trigger=args.baseline_trigger, prices=cache
         )
     except FieldValueError as exc:
         raise CliError(str(exc)) from None
@@ -222,7 +222,7 @@ def run(args: argparse.Namespace) -> int:
     report = replay_runs(runs, strategies, rule, cache, progress=progress)
     print(format_report(report))
     if args.json:
-        _write(args.json, json.dumps(report.to_json(), ensure_ascii=False, indent=2) + "\n")
+        _write(args.json, pretty_json(report.to_json()))
     if args.html:
         _write(args.html, render_html(report))
     return 0

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
+from tracetrim._json import pretty_json
 from tracetrim.cli._errors import CliError
 from tracetrim.cli._formats import from_neutral
 from tracetrim.cli._input import HistoryFile
@@ -59,7 +59,7 @@ def render(value: Any) -> str:
     kept, a final newline: what `json.dump(..., indent=2)` writers such as mini-swe-agent produce)."""
     if isinstance(value, JsonLines):
         return dump_jsonl(value)
-    return json.dumps(value, ensure_ascii=False, indent=2) + "\n"
+    return pretty_json(value)
 
 
 def default_name(history: HistoryFile) -> str:

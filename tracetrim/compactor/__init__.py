@@ -16,13 +16,8 @@ from tracetrim.compactor._outcome import (
 )
 from tracetrim.compactor._request import CompactionRequest
 
-# Summarizers are models at the edge and live in tracetrim.decision; these four names stay importable
-# from here too, where the offload strategy's users first found them.
-from tracetrim.decision import ChatSummarizer, Summarizer, SummarizerError, Summary
-
 __all__ = [
     "Action",
-    "ChatSummarizer",
     "CompactionRequest",
     "Compactor",
     "CompactorConfig",
@@ -38,9 +33,6 @@ __all__ = [
     "Reason",
     "Record",
     "Status",
-    "Summarizer",
-    "SummarizerError",
-    "Summary",
     "restore_offloaded",
 ]
 

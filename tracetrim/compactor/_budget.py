@@ -58,6 +58,29 @@ def cache_boundary(tokens: Sequence[int], cap: int | None) -> int:
     return 0
 
 
+def pays_back(saved: int, rewrite: int, later_calls: int, read: float, write: float) -> bool:
+    """Whether a compaction saving ``saved`` tokens and rewriting ``rewrite`` tokens of prompt cache
+    costs less than it saves over the call it is made for and ``later_calls`` more, at cache prices
+    ``read`` and ``write`` (ratios of the plain input price).
+
+    The call it is made for writes the ``rewrite`` tokens instead of reading them, which costs
+    ``(write - read) * rewrite`` more, and every call from it on reads ``saved`` fewer tokens, ``read *
+    saved`` less each: it pays back when ``(later_calls + 1) * read * saved > (write - read) * rewrite``.
+    Without a write premium (``write <= read``) any saving pays back.
+    """
+    return (later_calls + 1) * read * saved > (write - read) * rewrite
+
+
+def model_calls(messages: Sequence[Message]) -> int:
+    """The model calls a history holds: assistant messages that say or call something (one of tool
+    results only, as text-protocol readers write a command's output, is no call)."""
+    return sum(
+        1
+        for message in messages
+        if message["role"] == "assistant" and any(b.get("type") != "tool_result" for b in message["content"])
+    )
+
+
 @attrs.frozen(kw_only=True)
 class PairCost:
     """What the budget knows of one candidate: its two probabilities and its token sizes.
@@ -102,12 +125,13 @@ def plan_budget(
     shortened pair costs the probability that the call itself still matters (a pair that cannot be
     shortened costs both when dropped). Steps are taken by cost per token saved, oldest first among
     equals, a pair's drop only after its shortening. With ``drop_confident``, pairs whose two
-    probabilities are both at or below it are dropped even once the target is met.
+    probabilities are both at or below it are dropped even once the target is met. A step that
+    removes what the judge is certain is needed (a probability of 1) is never taken.
     """
     by_key = {cost.key: cost for cost in costs}
-    heap: list[tuple[float, int, str, Action]] = []
+    heap: list[_Step] = []
     for cost in costs:
-        heapq.heappush(heap, _first_step(cost))
+        _push(heap, _first_step(cost))
     actions: dict[str, tuple[Action, str]] = {}
     remaining = tokens
     while heap and remaining > target:
@@ -117,7 +141,7 @@ def plan_budget(
             assert cost.shortened is not None
             remaining -= cost.result_tokens - cost.shortened
             actions[key] = (Action.DROP_RESULT, SHORTEN_REASON)
-            heapq.heappush(heap, _drop_after_shortening(cost))
+            _push(heap, _drop_after_shortening(cost))
         else:
             was = cost.shortened if actions.get(key, (Action.KEEP, ""))[0] is Action.DROP_RESULT else None
             remaining -= cost.call_tokens + (cost.result_tokens if was is None else was) - cost.tombstone
@@ -140,19 +164,36 @@ def plan_budget(
     return BudgetPlan(actions=actions, tokens_after=remaining, met=met or remaining <= target)
 
 
+_Step = tuple[float, int, str, Action]
+
+
+def _push(heap: list[_Step], step: _Step | None) -> None:
+    if step is not None:
+        heapq.heappush(heap, step)
+
+
 def _price(loss: float, saves: int) -> float:
     return loss / saves if saves > 0 else float("inf")
 
 
-def _first_step(cost: PairCost) -> tuple[float, int, str, Action]:
+def _first_step(cost: PairCost) -> _Step | None:
+    """A pair's first step; None where it would remove what the judge is certain is needed (a
+    probability of 1: what a host or wrapper says to keep, such as ReMe's calls, stays whatever the
+    budget)."""
     if cost.shortened is not None and cost.shortened < cost.result_tokens:
+        if cost.keep_result >= 1.0:
+            return None
         price = _price(cost.keep_result, cost.result_tokens - cost.shortened)
         return price, cost.order, cost.key, Action.DROP_RESULT
+    if max(cost.keep_result, cost.keep_call) >= 1.0:
+        return None
     saves = cost.call_tokens + cost.result_tokens - cost.tombstone
     return _price(cost.keep_result + cost.keep_call, saves), cost.order, cost.key, Action.DROP_CALL
 
 
-def _drop_after_shortening(cost: PairCost) -> tuple[float, int, str, Action]:
+def _drop_after_shortening(cost: PairCost) -> _Step | None:
     assert cost.shortened is not None
+    if cost.keep_call >= 1.0:
+        return None
     saves = cost.call_tokens + cost.shortened - cost.tombstone
     return _price(cost.keep_call, saves), cost.order, cost.key, Action.DROP_CALL

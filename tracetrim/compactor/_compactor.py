@@ -10,22 +10,29 @@ import attrs
 
 from tracetrim._record import make_record
 from tracetrim._tokens import estimate_tokens, token_counts
-from tracetrim._validators import FieldTypeError, FieldValueError
+from tracetrim._validators import FieldValueError
 from tracetrim.archive import Archive
 from tracetrim.compactor._actions import choose_actions
 from tracetrim.compactor._asking import judge
-from tracetrim.compactor._budget import rebuilt_tokens, rewrite_tokens
+from tracetrim.compactor._budget import model_calls, rebuilt_tokens, rewrite_tokens
 from tracetrim.compactor._config import CompactorConfig, ExecutionOptions, Mode
 from tracetrim.compactor._eligibility import no_candidates_detail
-from tracetrim.compactor._flow import pair_decisions, rebuilt_length, with_reduction
+from tracetrim.compactor._flow import (
+    pair_decisions,
+    proposal_detail,
+    rebuilt_length,
+    refusal,
+    with_reduction,
+)
 from tracetrim.compactor._outcome import Action, Outcome, Plan, PlanStats, Reason, Status
 from tracetrim.compactor._pairs import Pair, find_pairs, protected_messages
 from tracetrim.compactor._rebuild import rebuild
 from tracetrim.compactor._request import CompactionRequest
 from tracetrim.compactor._runner import Proposal, Strategy
 from tracetrim.compactor._transcript import Transcript
-from tracetrim.decision import DecisionModel, LearnedDecisionModel
-from tracetrim.decision._history import HistoryJudge, JudgeNote
+from tracetrim.decision import LearnedDecisionModel
+from tracetrim.decision._history import JudgeNote
+from tracetrim.decision._remote import ModelOrJudge, as_judge
 
 __all__ = ["Compactor", "make_record"]
 
@@ -36,15 +43,17 @@ BELOW_TRIGGER = "below_trigger"
 class Compactor(Strategy):
     """Plans the compaction of a history with a decision model; archives and adopts in ENFORCE mode.
 
-    ``model`` defaults to the embedded `LearnedDecisionModel`. An in-process `HistoryJudge` sees
-    the whole history once; any other `DecisionModel` answers batched questions about a bounded state.
+    ``model`` defaults to the embedded `LearnedDecisionModel`. The planner judges with one protocol,
+    `HistoryJudge`, which sees the whole history once; any `DecisionModel` is wrapped for it
+    (`tracetrim.decision._remote.RemoteJudge`) and answers batched questions about a bounded state
+    fitted with ``config``'s remote settings.
     ENFORCE requires an ``archive``.
     `plan` and `compact` never raise, except for cancellation, which propagates.
     """
 
     def __init__(
         self,
-        model: DecisionModel | HistoryJudge | None = None,
+        model: ModelOrJudge | None = None,
         *,
         config: CompactorConfig | None = None,
         execution: ExecutionOptions | None = None,
@@ -52,12 +61,9 @@ class Compactor(Strategy):
     ) -> None:
         if model is None:
             model = LearnedDecisionModel()
-        if not (callable(model) or isinstance(model, HistoryJudge)):
-            raise FieldTypeError(
-                "model must be a DecisionModel (an async callable taking state and questions)"
-            )
-        self.model: DecisionModel | HistoryJudge = model
         self.config = config or CompactorConfig()
+        as_judge(model, self.config)  # a model it cannot judge with fails here, not at the first plan
+        self.model: ModelOrJudge = model
         self.execution = execution or ExecutionOptions()
         if self.execution.mode is Mode.ENFORCE and archive is None:
             raise FieldValueError(
@@ -136,13 +142,10 @@ class Compactor(Strategy):
             return _skipped(Reason.NO_CANDIDATES, detail, transcript, pairs, {}, base)
 
         judged = await judge(
-            self.model,
+            as_judge(self.model, config),  # per plan: a copy's config (`with_budget`) is the one in force
             messages,
             pairs,
-            candidates,
             request,
-            config=config,
-            count=count,
             deadline=deadline,
             budget_s=self.execution.budget_s,
         )
@@ -192,29 +195,18 @@ class Compactor(Strategy):
                 messages, pairs, rebuilt.applied, rebuilt.chars_after, judged.probabilities, transcript.blocks
             )
             plan = Plan(messages=rebuilt.messages, decisions=decisions, stats=with_reduction(stats))
-            return Proposal(plan, judged.note.text if judged.note is not None else "")
+            return Proposal(
+                plan, proposal_detail(plan.stats, judged.note.text if judged.note is not None else "")
+            )
 
         proposal = make(ref)
 
         stats = proposal.plan.stats
-        decisions = proposal.plan.decisions
-        if stats.target_met is False:
-            return Outcome(
-                status=Status.INCONCLUSIVE,
-                reason=Reason.TARGET_NOT_REACHED,
-                detail=f"the proposal reaches {stats.tokens_after:,} tokens, "
-                f"{stats.tokens_after - stats.target_tokens:,} over target_tokens "
-                f"({stats.target_tokens:,}), within the protections",
-                plan=Plan(messages=messages, decisions=decisions, stats=stats),
-            )
-        if config.trigger_tokens is None and stats.reduction < config.minimum_reduction:
-            return Outcome(
-                status=Status.INCONCLUSIVE,
-                reason=Reason.INSUFFICIENT_REDUCTION,
-                detail=f"the proposal saves {stats.reduction:.1%}; "
-                f"minimum_reduction is {config.minimum_reduction:.0%}",
-                plan=Plan(messages=messages, decisions=decisions, stats=stats),
-            )
+        refused = refusal(config, stats, model_calls(messages))
+        if refused is not None:
+            reason, detail = refused
+            original = Plan(messages=messages, decisions=proposal.plan.decisions, stats=stats)
+            return Outcome(status=Status.INCONCLUSIVE, reason=reason, detail=detail, plan=original)
 
         async def remake(saved: str, snapshots: Sequence[str] | None) -> Proposal:
             return make(saved)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -14,6 +14,7 @@ from tracetrim._validators import (
     callable_or_none,
     fraction,
     int_in,
+    is_number,
     name_set,
     positive_number,
     probability,
@@ -33,6 +34,21 @@ class Mode(enum.Enum):
 
 check_counter = callable_or_none("a string")
 """An attrs validator: ``token_counter`` is a callable taking a string, or None."""
+
+
+def as_prices(value: object) -> Any:
+    """An attrs converter: a list or tuple of prices as a tuple (anything else is left to the validator)."""
+    return tuple(value) if isinstance(value, (list, tuple)) else value
+
+
+def check_prices(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    """An attrs validator: ``cache_prices`` is two finite numbers of 0 or more, read then write."""
+    if not isinstance(value, tuple) or len(value) != 2 or not all(is_number(v) and v >= 0 for v in value):
+        raise FieldValueError(
+            f"must be (read, write): two finite numbers >= 0, got {value!r}",
+            owner=type(instance).__name__,
+            field=attribute.name,
+        )
 
 
 @attrs.frozen(kw_only=True)
@@ -63,6 +79,19 @@ class CompactorConfig:
     ``drop_confident`` go as well. ``max_cache_rewrite_tokens`` caps how much of a prompt cache a plan
     may invalidate: no pair is changed before the point from which the rest of the history holds
     that many tokens. Tokens are counted with ``token_counter`` (default: `estimate_tokens`).
+
+    A target the protections do not allow (the recent messages alone hold more) is common on small
+    windows: with ``adopt_partial`` (the default) the budget then adopts what it reached when that saves
+    at least ``minimum_reduction`` (``stats.target_met`` false, the detail says so), and only below it
+    ends ``TARGET_NOT_REACHED``; without it a target not met adopts nothing, as before.
+
+    With ``cache_prices`` (``(read, write)``: a cache read's and a cache write's price as ratios of the
+    plain input price, e.g. ``(0.1, 1.25)`` for Anthropic, ``(0.5, 1.0)`` for OpenAI) a proposal is
+    adopted only when its saving, read back at each of the calls still to come, outweighs the cache it
+    rewrites: ``(k + 1) * read * saved > (write - read) * rewrite`` (`tracetrim.compactor._budget.
+    pays_back`; ``saved`` and ``rewrite`` are the plan's ``tokens_before - tokens_after`` and
+    ``cache_rewrite_tokens``), else the plan ends ``CACHE_NOT_PAID_BACK``. ``k`` is ``expected_calls``,
+    or by default the model calls the history holds so far (a run seen halfway is as long again).
     """
 
     eligible_tools: frozenset[str] = attrs.field(factory=frozenset, converter=name_set)
@@ -90,6 +119,13 @@ class CompactorConfig:
     max_cache_rewrite_tokens: int | None = attrs.field(
         default=None, validator=attrs.validators.optional(int_in(0))
     )
+    adopt_partial: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
+    cache_prices: tuple[float, float] | None = attrs.field(
+        default=None,
+        converter=as_prices,
+        validator=attrs.validators.optional(check_prices),
+    )
+    expected_calls: int | None = attrs.field(default=None, validator=attrs.validators.optional(int_in(0)))
     token_counter: TokenCounter | None = attrs.field(default=None, validator=check_counter, eq=False)
 
     def __attrs_post_init__(self) -> None:

@@ -116,25 +116,30 @@ def _units(text: str) -> tuple[list[str], list[int]]:
     return units, line_of
 
 
-def _error_units(text: str, units: list[str], starts: list[int]) -> set[int]:
+def _error_units(text: str, units: list[str], starts: list[int], lowered: str | None = None) -> set[int]:
     """The pieces ``_ERROR_LINE`` finds something in.
 
     In ASCII text a case-blind match is an occurrence of a keyword in the lower-cased text, so one
     ``str.find`` scan per keyword over the whole text finds them all; a piece holds a match when an
     occurrence lies wholly inside it. Other text (where a few non-ASCII letters match ASCII ones
-    case-blind) is searched piece by piece.
+    case-blind) is searched piece by piece. ``lowered``, when given, is ``text.lower()``.
     """
-    if not text.isascii():
+    if lowered is None and text.isascii():
+        lowered = text.lower()
+    if lowered is None:
         return {n for n, unit in enumerate(units) if _ERROR_LINE.search(unit)}
-    lowered = text.lower()
     found: set[int] = set()
     for keyword in _ERROR_WORDS:
         at = lowered.find(keyword)
         while at >= 0:
             n = bisect.bisect_right(starts, at) - 1
-            if at + len(keyword) <= starts[n + 1]:
+            end = starts[n + 1]
+            if at + len(keyword) <= end:
                 found.add(n)
-            at = lowered.find(keyword, at + 1)
+                # Another occurrence in the same piece adds nothing: look on from the next one.
+                at = lowered.find(keyword, end)
+            else:
+                at = lowered.find(keyword, at + 1)
     return found
 
 
@@ -152,19 +157,23 @@ def _error_lines_fill(lines: list[str], errors: set[int], chosen: set[int], budg
     text among them is taken (each at least as long as the shortest), or all but the longest line's
     length of the budget.
     """
-    candidates = [lines[n] for n in errors if n not in chosen]
+    candidates = list(map(lines.__getitem__, errors - chosen))
     if not candidates:
         return 0
     texts = set(map(str.strip, candidates))
-    texts.difference_update(lines[n].strip() for n in chosen)
+    texts.difference_update(map(str.strip, map(lines.__getitem__, chosen)))
     if not texts:
         return 0
     sizes = list(map(len, candidates))
     return min(len(texts) * min(sizes), budget - max(sizes) + 1)
 
 
+_FEW_TERMS = 8
+"""Unique terms few enough to look for in a text one by one before cutting the text into words."""
+
+
 def _novel_pieces(
-    text: str, lines: list[str], starts: list[int], unique: Terms, whole_lines: bool
+    text: str, lowered: str | None, lines: list[str], starts: list[int], unique: Terms, whole_lines: bool
 ) -> dict[int, set[str]]:
     """The pieces with identifiers only this message mentions (`_novel`), and those identifiers;
     none at all when the whole text has none.
@@ -172,16 +181,19 @@ def _novel_pieces(
     In ASCII text the terms `_novel` lower-cases are exactly the runs `words` cuts (elsewhere a
     non-ASCII letter can lower-case to an ASCII one and join a run), so the unshared runs of the text
     are the only candidates; where the pieces are whole lines no run spans two, so only the pieces
-    holding a candidate are read word by word.
+    holding a candidate are read word by word. ``lowered`` is ``text.lower()`` for ASCII text, else None.
     """
     if not unique:
         return {}
-    if text.isascii():
+    if lowered is not None:
+        if len(unique) <= _FEW_TERMS and not any(map(lowered.__contains__, unique)):
+            # A word of the text is a substring of it lower-cased: with no unique term among those,
+            # there is no candidate, and a few substring scans cost less than cutting every word.
+            return {}
         candidates = unique.intersection(words(text))
         if not candidates:
             return {}
         if whole_lines:
-            lowered = text.lower()
             holding: set[int] = set()
             for term in candidates:
                 at = lowered.find(term)
@@ -213,10 +225,11 @@ def _choose(
     False as soon as the chosen pieces add up to ``room`` characters: the caller has no use for an
     excerpt that long (what is chosen by then is incomplete).
     """
-    errors = _error_units(text, lines, starts)
+    lowered = text.lower() if text.isascii() else None  # made once for both searches
+    errors = _error_units(text, lines, starts, lowered)
     if errors and _error_lines_fill(lines, errors, chosen, budget) >= room:
         return False
-    novel = _novel_pieces(text, lines, starts, index(), whole_lines)
+    novel = _novel_pieces(text, lowered, lines, starts, index(), whole_lines)
     if not novel and not errors:
         return True  # nothing here that the rest of the history lacks: the head will do
     covered: set[str] = set().union(*(novel.get(n, _NONE) for n in chosen))

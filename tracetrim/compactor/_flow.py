@@ -8,8 +8,9 @@ import attrs
 
 from tracetrim._json import canonical_lengths
 from tracetrim._snapshot import BlockSizes, Message
-from tracetrim.compactor._config import ExecutionOptions, Mode
-from tracetrim.compactor._outcome import Action, Outcome, PairDecision, PlanStats
+from tracetrim.compactor._budget import pays_back
+from tracetrim.compactor._config import CompactorConfig, ExecutionOptions, Mode
+from tracetrim.compactor._outcome import Action, Outcome, PairDecision, PlanStats, Reason
 from tracetrim.compactor._pairs import Pair
 from tracetrim.compactor._request import CompactionRequest
 
@@ -82,6 +83,58 @@ def with_reduction(stats: PlanStats) -> PlanStats:
     """``stats`` with ``reduction`` computed from the characters before and after."""
     reduction = 1 - stats.chars_after / stats.chars_before if stats.chars_before else 0.0
     return attrs.evolve(stats, reduction=reduction)
+
+
+def refusal(config: CompactorConfig, stats: PlanStats, calls: int) -> tuple[Reason, str] | None:
+    """Why a `Compactor` proposal with ``stats`` is not adopted, as a reason and a detail line, or None
+    when it is; ``calls`` is the model calls the history holds (``expected_calls``' default).
+
+    Thresholds: a proposal saving less than ``minimum_reduction`` is ``INSUFFICIENT_REDUCTION``. A
+    budget: one short of its target is ``TARGET_NOT_REACHED`` unless ``adopt_partial`` and it saves at
+    least ``minimum_reduction`` (one that meets its target needs no minimum). Then, with
+    ``cache_prices``, one whose saving would not pay back the cache it rewrites is
+    ``CACHE_NOT_PAID_BACK`` (`pays_back`).
+    """
+    if stats.target_met is False and not (
+        config.adopt_partial and stats.reduction >= config.minimum_reduction
+    ):
+        partial = (
+            f"; below minimum_reduction ({config.minimum_reduction:.0%}) it adopts nothing"
+            if config.adopt_partial
+            else ""
+        )
+        return Reason.TARGET_NOT_REACHED, (
+            f"the proposal reaches {stats.tokens_after:,} tokens, "
+            f"{stats.tokens_after - stats.target_tokens:,} over target_tokens "
+            f"({stats.target_tokens:,}), within the protections, saving {stats.reduction:.1%}{partial}"
+        )
+    if stats.target_met is None and stats.reduction < config.minimum_reduction:
+        return Reason.INSUFFICIENT_REDUCTION, (
+            f"the proposal saves {stats.reduction:.1%}; minimum_reduction is {config.minimum_reduction:.0%}"
+        )
+    if config.cache_prices is not None:
+        read, write = config.cache_prices
+        later = calls if config.expected_calls is None else config.expected_calls
+        saved = stats.tokens_before - stats.tokens_after
+        rewrite = stats.cache_rewrite_tokens
+        if not pays_back(saved, rewrite, later, read, write):
+            return Reason.CACHE_NOT_PAID_BACK, (
+                f"saving {saved:,} tokens at each of {later + 1:,} calls does not pay back rewriting "
+                f"{rewrite:,} cached tokens at cache prices read {read:g}x, write {write:g}x"
+            )
+    return None
+
+
+def proposal_detail(stats: PlanStats, note: str) -> str:
+    """The detail of a `Compactor` proposal: the judge's ``note``, and where a budget's target was not
+    met, by how much (an adopted plan short of its target says so)."""
+    if stats.target_met is not False:
+        return note
+    short = (
+        f"target_tokens ({stats.target_tokens:,}) not reached: {stats.tokens_before:,} -> "
+        f"{stats.tokens_after:,} tokens within the protections"
+    )
+    return f"{note}; {short}" if note else short
 
 
 def compacted_history(

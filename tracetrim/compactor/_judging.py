@@ -1,26 +1,19 @@
-"""Stage 5 for in-process judges: the candidates as a `HistoryView`, the judge's answers as probabilities."""
+"""Stage 5's inputs and outputs: the candidates as a `HistoryView`, a judge's answers as probabilities."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from tracetrim._snapshot import Message
-from tracetrim.compactor._answers import InvalidAnswer, ModelFailed, probability
-from tracetrim.compactor._observation import default_next_action
 from tracetrim.compactor._pairs import Pair
 from tracetrim.decision._census import TermCensus
-from tracetrim.decision._history import (
-    HistoryJudge,
-    HistoryView,
-    JudgedPair,
-    Judgements,
-    JudgeNote,
-    PairJudgement,
-)
+from tracetrim.decision._failures import InvalidAnswer, probability
+from tracetrim.decision._goal import default_next_action
+from tracetrim.decision._history import HistoryView, JudgedPair, PairJudgement
 
 
 def stated_plan(messages: Sequence[Message]) -> str:
-    """The next action an in-process judge assumes when the host names none: the agent's latest prose
+    """The next action a judge assumes when the host names none: the agent's latest prose
     (its stated plan), or the last user text when the agent has said nothing yet. The shipped judge
     was trained with exactly this (`tracetrim.learn.make_cut`), so a host that passes nothing gets
     what was measured."""
@@ -33,10 +26,17 @@ def stated_plan(messages: Sequence[Message]) -> str:
 
 
 def history_view(
-    messages: Sequence[Message], pairs: Sequence[Pair], *, goal: str, next_action: str, census: bool = False
+    messages: Sequence[Message],
+    pairs: Sequence[Pair],
+    *,
+    goal: str,
+    next_action: str,
+    census: bool = False,
+    host_next_action: str = "",
 ) -> HistoryView:
-    """What an in-process judge sees: every message and the candidate pairs (text results only); with
-    ``census``, an empty `TermCensus` the judge may fill for the excerpts (`HistoryView.census`)."""
+    """What a judge sees: every message, the candidate pairs (text results only) and every pair as
+    matched (`HistoryView.tool_pairs`); with ``census``, an empty `TermCensus` the judge may fill for
+    the excerpts (`HistoryView.census`)."""
     judged = tuple(
         JudgedPair(
             key=pair.key,
@@ -56,17 +56,14 @@ def history_view(
         goal=goal,
         next_action=next_action,
         census=TermCensus() if census else None,
+        tool_pairs=pairs,
+        host_next_action=host_next_action,
     )
 
 
-def judge_history(judge: HistoryJudge, view: HistoryView) -> tuple[dict[str, float], JudgeNote | None]:
-    """The judge's answers as the planner's ``call_<key>`` / ``result_<key>`` probabilities, checked
-    like a remote model's (a judge that raises is `ModelFailed`, a missing or bad answer
-    `InvalidAnswer`), and its note on the history when it gave `Judgements` (None otherwise)."""
-    try:
-        answers = judge.judge(view)
-    except Exception as exc:
-        raise ModelFailed(f"{type(exc).__name__}: {exc}") from exc
+def probabilities_of(view: HistoryView, answers: Mapping[str, PairJudgement]) -> dict[str, float]:
+    """A judge's answers as the planner's ``call_<key>`` / ``result_<key>`` probabilities, checked
+    whoever gave them: a missing or bad answer is `InvalidAnswer`."""
     probabilities: dict[str, float] = {}
     for pair in view.pairs:
         judgement = answers.get(pair.key)
@@ -77,4 +74,4 @@ def judge_history(judge: HistoryJudge, view: HistoryView) -> tuple[dict[str, flo
             (f"result_{pair.key}", judgement.keep_result),
         ):
             probabilities[name] = probability(name, value)
-    return probabilities, answers.note if isinstance(answers, Judgements) else None
+    return probabilities

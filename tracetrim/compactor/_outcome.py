@@ -36,6 +36,7 @@ class Reason(enum.StrEnum):
     BELOW_THRESHOLD = "BELOW_THRESHOLD"
     BELOW_TRIGGER = "BELOW_TRIGGER"
     TARGET_NOT_REACHED = "TARGET_NOT_REACHED"
+    CACHE_NOT_PAID_BACK = "CACHE_NOT_PAID_BACK"
     DISABLED = "DISABLED"
     TRANSCRIPT_TOO_LARGE = "TRANSCRIPT_TOO_LARGE"
     CANCELLED = "CANCELLED"
@@ -108,7 +109,8 @@ class PlanStats:
     target_tokens: int = 0
     """The budget's target (0: no budget, the thresholds decided)."""
     target_met: bool | None = None
-    """With a budget: whether the proposal is at or under ``target_tokens``; None without one."""
+    """With a budget: whether the proposal is at or under ``target_tokens``; None without one. An
+    adopted plan may say False: short of the target, it saved at least ``minimum_reduction``."""
     cache_rewrite_tokens: int = 0
     """Tokens from the first changed message to the end: the part of a prompt cache adopting it rewrites."""
     judge_level_shift: float = 0.0

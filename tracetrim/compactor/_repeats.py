@@ -21,6 +21,8 @@ results linear."""
 def _lines(text: str) -> frozenset[str]:
     lines = set(map(str.strip, text.splitlines()))  # in C: every result of the history goes through here
     lines.discard("")
+    # A frozenset copied from a set is sized for what it holds; one grown from an iterator can hold
+    # twice the table: every whole result's lines are kept until the plan ends.
     return frozenset(lines)
 
 

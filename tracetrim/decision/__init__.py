@@ -1,5 +1,5 @@
-"""Models at the edge: decision models (the protocols, the learned default, the lexical model, HTTP
-backends, a scripted model) and summarizers (the `Summarizer` protocol, `ChatSummarizer`)."""
+"""Models at the edge: the judge protocol and the learned default judge, decision models (the
+protocol, HTTP backends, a scripted model) and summarizers (the `Summarizer` protocol, `ChatSummarizer`)."""
 
 from tracetrim._public import publish
 from tracetrim.decision._agentscope import AgentScopeClassifierModel
@@ -15,7 +15,6 @@ from tracetrim.decision._history import (
 )
 from tracetrim.decision._http import RetryPolicy
 from tracetrim.decision._learned import LearnedDecisionModel
-from tracetrim.decision._lexical import LexicalDecisionModel
 from tracetrim.decision._openai_decisions import OpenAIDecisionsModel
 from tracetrim.decision._protocol import (
     BinaryQuestion,
@@ -44,7 +43,6 @@ __all__ = [
     "JudgedPair",
     "Judgements",
     "LearnedDecisionModel",
-    "LexicalDecisionModel",
     "OpenAIDecisionsModel",
     "PairJudgement",
     "RetryPolicy",

@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING
 from dotenv import dotenv_values
 
 from tracetrim._validators import FieldValueError
-from tracetrim.decision._protocol import DecisionModel
 
 if TYPE_CHECKING:
     from tracetrim.decision._agentscope import AgentScopeClassifierModel
+    from tracetrim.decision._remote import ModelOrJudge
 
-BACKENDS = ("learned", "lexical", "systemone", "openai", "chat", "agentscope")
+BACKENDS = ("learned", "systemone", "openai", "chat", "agentscope")
 CLASSIFIERS = ("jev", "openai")
 MAX_REPLY_BYTES_ENV = "DECISION_MODEL_MAX_REPLY_BYTES"
 _MISSING_KEY = "DECISION_MODEL_API_KEY (or {}) is required for the {} classifier"
@@ -41,7 +41,7 @@ def load_environment(dotenv: str | os.PathLike[str] | None = ".env") -> dict[str
     return merged
 
 
-def from_env(environ: Mapping[str, str] | None = None) -> DecisionModel:
+def from_env(environ: Mapping[str, str] | None = None) -> ModelOrJudge:
     """The decision model named by ``DECISION_MODEL_BACKEND`` (the learned judge by default).
 
     ``environ`` defaults to the process environment over ``./.env``. Also read:
@@ -65,9 +65,10 @@ def from_env(environ: Mapping[str, str] | None = None) -> DecisionModel:
     if env.get("DECISION_MODEL_FILE"):
         raise FieldValueError(f"DECISION_MODEL_FILE is for the learned backend, not {backend!r}")
     if backend == "lexical":
-        from tracetrim.decision._lexical import LexicalDecisionModel
-
-        return LexicalDecisionModel()
+        raise FieldValueError(
+            "DECISION_MODEL_BACKEND 'lexical' was removed; the learned judge (the default) replaced it. "
+            f"Use one of {', '.join(BACKENDS)}"
+        )
     if backend == "systemone":
         from tracetrim.decision._systemone import DEFAULT_BASE_URL, DEFAULT_MODEL, SystemOneModel
 

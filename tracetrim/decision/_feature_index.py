@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import operator
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence, Set
 from typing import Any, NamedTuple
 
@@ -227,7 +226,7 @@ class HistoryIndex:
         self._messages = messages
         self._first: dict[str, int] | None = None
         weighted = targets.weighted
-        df: Counter[str] = Counter()  # counted in C: every message adds to it
+        df: dict[str, int] = {}
         seen_before: set[str] = set()
         for i, message in enumerate(messages):
             is_judged = i in judged
@@ -253,13 +252,17 @@ class HistoryIndex:
             for _, lines in results:
                 self.line_last.update(dict.fromkeys(lines, i))
             seen_before |= seen
-            df.update(seen & weighted)
+            # Few of a message's tokens are weighted: a loop over them costs less than Counter.update.
+            for token in seen & weighted:
+                df[token] = df.get(token, 0) + 1
             if role == "assistant":
                 self.last_authored.update(dict.fromkeys(authored, i))
                 self.line_authored.update(dict.fromkeys(lines_of("\n".join(read.parts)), i))
         count = max(len(messages), 1)
         default = math.log(1 + count) + 1
-        self.idf = {t: math.log((1 + count) / (1 + n)) + 1 if (n := df[t]) else default for t in weighted}
+        self.idf = {
+            t: math.log((1 + count) / (1 + n)) + 1 if (n := df.get(t, 0)) else default for t in weighted
+        }
         """Inverse document frequency of each weighted token (a token no message holds weighs most)."""
 
     def line_counts(self, r: int, text: str) -> tuple[int, int, int, int]:

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 from tracetrim.decision._calibration import CAUTIOUS_RECENT, OUT_OF_RANGE_SHARE, note, outside, self_check
 from tracetrim.decision._features import FEATURE_NAMES, iter_pair_features
 from tracetrim.decision._history import HistoryView, Judgements, PairJudgement
-from tracetrim.decision._protocol import BinaryQuestion, DecisionModelError, DecisionResponse
 from tracetrim.decision._weights import JudgeWeights, WeightsError
 
 SELF_CHECK_DEFAULT = True
@@ -33,7 +30,7 @@ class LearnedDecisionModel:
     An in-process `HistoryJudge`: the planner hands it the full history once per plan (no state
     fitting, no batches), and the time it takes grows linearly with the history. ``weights`` defaults
     to the shipped file; pass a path or `JudgeWeights` from ``tracetrim fit`` to use a team's own.
-    Called as a remote-style `DecisionModel` (state and questions) it refuses: it needs the history.
+    It is not a `DecisionModel`: it answers about a whole history, never questions about a state.
 
     Before it answers it reads the run itself (`tracetrim.decision._calibration`): with
     ``self_check`` it judges the history as it stood at an internal cut, sees how many of those
@@ -69,7 +66,8 @@ class LearnedDecisionModel:
         return f"learned:{self.weights.version}"
 
     def judge(self, view: HistoryView) -> Judgements:
-        """Both answers for every pair of ``view``, and the note on how the run moved them."""
+        """Both answers for every pair of ``view``, the note on how the run moved them, and the census
+        it filled on the way (``view.census``)."""
         weights = self.weights
         need_of = weights.need_function()
         low, high = weights.range_low, weights.range_high
@@ -94,16 +92,7 @@ class LearnedDecisionModel:
                 if n >= recent:
                     keep_result = 1.0
             out[key] = PairJudgement(keep_call=keep_call, keep_result=keep_result)
-        return Judgements(out, note(check, shift, share, cautious))
-
-    async def __call__(
-        self, state: Mapping[str, Any], questions: Mapping[str, BinaryQuestion]
-    ) -> DecisionResponse:
-        """Not supported: the learned judge reads the whole history, not a bounded state."""
-        raise DecisionModelError(
-            "LearnedDecisionModel judges whole histories in-process; use it through Compactor, "
-            "or use LexicalDecisionModel where a state-and-questions model is needed"
-        )
+        return Judgements(out, note(check, shift, share, cautious), census=view.census)
 
     def __repr__(self) -> str:
         return (

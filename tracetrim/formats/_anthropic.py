@@ -7,26 +7,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from tracetrim._snapshot import Block, Message, SnapshotError
-from tracetrim.formats._common import (
-    attach_meta,
-    dump_input,
-    extras,
-    format_meta,
-    is_raw,
-    mark_pending,
-    message_id,
-    meta_key,
-    neutral_input,
-    parse_input,
-    raw_block,
-    require_dict,
-    require_str,
-    text_parts,
-    unsupported,
-)
+from tracetrim.formats import _common as common
 
 FORMAT = "anthropic"
-BLOCK_EXTRAS = meta_key(FORMAT)
+BLOCK_EXTRAS = common.meta_key(FORMAT)
 """The key on a neutral block holding the fields of its Anthropic block the neutral form has no place for
 (``cache_control``, ``citations``, ``is_error``): they travel with the block, and go when it goes."""
 _ERROR_STATES = frozenset({"error", "interrupted", "denied"})
@@ -40,20 +24,22 @@ _MAPPED = {
 
 
 def _block_from(part: Any, i: int, j: int, names: dict[str, str]) -> tuple[Block, dict[str, Any]]:
-    part = require_dict(part, "a content block", message=i, block=j)
+    part = common.require_dict(part, "a content block", message=i, block=j)
     kind = part.get("type")
     if kind not in _MAPPED:
-        return raw_block(FORMAT, copy.deepcopy(part)), {}
-    extra = copy.deepcopy(extras(part, _MAPPED[kind]))
+        return common.raw_block(FORMAT, copy.deepcopy(part)), {}
+    extra = copy.deepcopy(common.extras(part, _MAPPED[kind]))
     if kind == "text":
         return {
             "type": "text",
-            "text": require_str(part.get("text"), "text", message=i, block=j, field="text"),
+            "text": common.require_str(part.get("text"), "text", message=i, block=j, field="text"),
         }, extra
     if kind == "thinking":
         block: Block = {
             "type": "thinking",
-            "thinking": require_str(part.get("thinking"), "thinking", message=i, block=j, field="thinking"),
+            "thinking": common.require_str(
+                part.get("thinking"), "thinking", message=i, block=j, field="thinking"
+            ),
         }
         if "signature" in part:
             block["signature"] = part["signature"]
@@ -62,35 +48,28 @@ def _block_from(part: Any, i: int, j: int, names: dict[str, str]) -> tuple[Block
         # AgentScope keeps redacted thinking as an empty thinking block carrying the encrypted payload.
         return {"type": "thinking", "thinking": "", "redacted_thinking_data": part.get("data")}, extra
     if kind == "tool_use":
-        call_id = require_str(part.get("id"), "a tool_use id", message=i, block=j, field="id")
-        name = require_str(part.get("name"), "a tool_use name", message=i, block=j, field="name")
+        call_id = common.require_str(part.get("id"), "a tool_use id", message=i, block=j, field="id")
+        name = common.require_str(part.get("name"), "a tool_use name", message=i, block=j, field="name")
         if not call_id:
             raise SnapshotError("a tool_use id must not be empty", message=i, block=j, field="id")
         names[call_id] = name
-        tool_input = require_dict(part.get("input"), "a tool_use input", message=i, block=j, field="input")
+        tool_input = common.require_dict(
+            part.get("input"), "a tool_use input", message=i, block=j, field="input"
+        )
         return {
             "type": "tool_call",
             "id": call_id,
             "name": name,
-            "input": dump_input(tool_input),
+            "input": common.dump_input(tool_input),
             "state": "finished",
         }, extra
-    call_id = require_str(part.get("tool_use_id"), "tool_use_id", message=i, block=j, field="tool_use_id")
+    call_id = common.require_str(
+        part.get("tool_use_id"), "tool_use_id", message=i, block=j, field="tool_use_id"
+    )
     content = part.get("content", "")
     if "content" not in part:
         extra["no_content"] = True
-    output: str | list[Block]
-    if isinstance(content, str):
-        output = content
-    elif isinstance(content, list):
-        output = text_parts(content, FORMAT)
-    else:
-        raise SnapshotError(
-            "a tool_result's content must be a string or a list of blocks",
-            message=i,
-            block=j,
-            field="content",
-        )
+    output = common.result_output(content, FORMAT, "a tool_result", message=i, block=j)
     if "is_error" in part:
         extra["is_error"] = part["is_error"]
     return {
@@ -110,8 +89,7 @@ def from_anthropic(messages: Sequence[Any], *, system: str | Sequence[Any] | Non
     ``thinking`` keeps its ``signature``; ``redacted_thinking`` becomes an empty thinking block with
     ``redacted_thinking_data``; a tool result's ``is_error`` maps to state ``error``.
     """
-    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
-        raise SnapshotError(f"messages must be a list of message objects, got {type(messages).__name__}")
+    common.require_sequence(messages, "messages", "message objects")
     seen: dict[str, int] = {}
     out: list[Message] = []
     if system is not None:
@@ -119,18 +97,22 @@ def from_anthropic(messages: Sequence[Any], *, system: str | Sequence[Any] | Non
         if isinstance(system, str):
             blocks: list[Block] = [{"type": "text", "text": system}]
         else:
-            blocks = text_parts(list(system), FORMAT)
+            blocks = common.text_parts(list(system), FORMAT)
             meta["content"] = "list"
         out.append(
-            attach_meta(
-                {"id": message_id("an-", {"system": system}, seen, 0), "role": "system", "content": blocks},
+            common.attach_meta(
+                {
+                    "id": common.message_id("an-", {"system": system}, seen, 0),
+                    "role": "system",
+                    "content": blocks,
+                },
                 FORMAT,
                 meta,
             )
         )
     names: dict[str, str] = {}
     for i, message in enumerate(messages):
-        message = require_dict(message, "a message", message=i)
+        message = common.require_dict(message, "a message", message=i)
         role = message.get("role")
         if role not in ("user", "assistant"):
             raise SnapshotError(f"role must be 'user' or 'assistant', got {role!r}", message=i, field="role")
@@ -153,24 +135,24 @@ def from_anthropic(messages: Sequence[Any], *, system: str | Sequence[Any] | Non
         if role == "user" and any(b["type"] == "tool_result" for b in blocks):
             neutral_role = "assistant"
             meta["role"] = "user"
-        extra_fields = extras(message, ("role", "content"))
+        extra_fields = common.extras(message, ("role", "content"))
         if extra_fields:
             meta["extra"] = copy.deepcopy(extra_fields)
         out.append(
-            attach_meta(
-                {"id": message_id("an-", message, seen, i), "role": neutral_role, "content": blocks},
+            common.attach_meta(
+                {"id": common.message_id("an-", message, seen, i), "role": neutral_role, "content": blocks},
                 FORMAT,
                 meta,
             )
         )
-    return mark_pending(out)
+    return common.mark_pending(out)
 
 
 def _part(block: Block, i: int, j: int) -> dict[str, Any]:
     kind = block["type"]
     if kind == "text":
         return {"type": "text", "text": block["text"]}
-    if is_raw(block, FORMAT):
+    if common.is_raw(block, FORMAT):
         value: dict[str, Any] = copy.deepcopy(block["value"])
         return value
     if kind == "thinking":
@@ -185,7 +167,7 @@ def _part(block: Block, i: int, j: int) -> dict[str, Any]:
             "type": "tool_use",
             "id": block["id"],
             "name": block["name"],
-            "input": parse_input(block, i, j),
+            "input": common.parse_input(block, i, j),
         }
     if kind == "tool_result":
         output = block["output"]
@@ -199,14 +181,14 @@ def _part(block: Block, i: int, j: int) -> dict[str, Any]:
                     raise SnapshotError(
                         "a tool result's output blocks must be objects", message=i, block=j, field="output"
                     )
-                if inner.get("type") != "text" and not is_raw(inner, FORMAT):
-                    raise unsupported("Anthropic tool results", inner, i, j)
+                if inner.get("type") != "text" and not common.is_raw(inner, FORMAT):
+                    raise common.unsupported("Anthropic tool results", inner, i, j)
                 content.append(_part(inner, i, j))
         part = {"type": "tool_result", "tool_use_id": block["id"], "content": content}
         if block.get("state", "success") in _ERROR_STATES:
             part["is_error"] = True
         return part
-    raise unsupported("Anthropic messages", block, i, j)
+    raise common.unsupported("Anthropic messages", block, i, j)
 
 
 def _apply_extras(part: dict[str, Any], block: Block) -> dict[str, Any]:
@@ -231,14 +213,14 @@ def to_anthropic(messages: Sequence[Any]) -> dict[str, Any]:
     raises `SnapshotError`. Tool results go to a user message after the calls' assistant message; states
     ``error``, ``interrupted`` and ``denied`` set ``is_error``.
     """
-    neutral = neutral_input(messages)
+    neutral = common.neutral_input(messages)
     result: dict[str, Any] = {}
     system: list[Block] = []
     system_meta: dict[str, Any] = {}
     start = 0
     while start < len(neutral) and neutral[start]["role"] == "system":
         system.extend(neutral[start]["content"])
-        system_meta = format_meta(neutral[start], FORMAT)
+        system_meta = common.format_meta(neutral[start], FORMAT)
         start += 1
     if start:
         parts = [_part(b, start - 1, j) for j, b in enumerate(system)]
@@ -258,7 +240,7 @@ def to_anthropic(messages: Sequence[Any]) -> dict[str, Any]:
             raise SnapshotError(
                 "Anthropic messages carry system text only before the first message", message=i, field="role"
             )
-        meta = format_meta(message, FORMAT)
+        meta = common.format_meta(message, FORMAT)
         pieces: list[tuple[str, list[dict[str, Any]]]] = []
         for j, block in enumerate(message["content"]):
             if block["type"] == "tool_call" and message["role"] != "assistant":

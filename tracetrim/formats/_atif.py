@@ -11,24 +11,12 @@ Shape, from the ``atif`` package on PyPI (its Pydantic models ``Trajectory``, ``
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tracetrim._snapshot import Block, Message, SnapshotError, text_of_output
+from tracetrim.formats import _common as common
 from tracetrim.formats._carrier import carrier, document_fields, fill_document, split_carriers
-from tracetrim.formats._common import (
-    attach_meta,
-    format_meta,
-    is_raw,
-    mark_pending,
-    message_id,
-    neutral_input,
-    parse_input,
-    raw_block,
-    require_dict,
-    require_str,
-)
 
 FORMAT = "atif"
 _ROLES = {"system": "system", "user": "user", "agent": "assistant"}
@@ -50,15 +38,15 @@ def _blocks(step: dict[str, Any], i: int) -> list[Block]:
         if message:
             blocks.append({"type": "text", "text": message})
     else:
-        blocks.append(raw_block(FORMAT, copy.deepcopy(message)))
+        blocks.append(common.raw_block(FORMAT, copy.deepcopy(message)))
     calls = step.get("tool_calls")
     names: dict[str, str] = {}
     for j, call in enumerate(calls if isinstance(calls, list) else []):
-        call = require_dict(call, "a tool call", message=i, block=j, field="tool_calls")
-        call_id = require_str(call.get("tool_call_id"), "tool_call_id", message=i, field="tool_calls")
-        name = require_str(call.get("function_name"), "function_name", message=i, field="tool_calls")
+        call = common.require_dict(call, "a tool call", message=i, block=j, field="tool_calls")
+        call_id = common.require_str(call.get("tool_call_id"), "tool_call_id", message=i, field="tool_calls")
+        name = common.require_str(call.get("function_name"), "function_name", message=i, field="tool_calls")
         names[call_id] = name
-        arguments = json.dumps(call.get("arguments", {}), ensure_ascii=False)
+        arguments = common.dump_input(call.get("arguments", {}))
         blocks.append(
             {"type": "tool_call", "id": call_id, "name": name, "input": arguments, "state": "finished"}
         )
@@ -79,7 +67,7 @@ def _blocks(step: dict[str, Any], i: int) -> list[Block]:
                 }
             )
         else:
-            blocks.append(raw_block(FORMAT, copy.deepcopy(result)))
+            blocks.append(common.raw_block(FORMAT, copy.deepcopy(result)))
     return blocks
 
 
@@ -91,19 +79,14 @@ def from_atif(steps: Sequence[Any], fields: Mapping[str, Any] | None = None) -> 
     tool_result block in the same message; results of other actions ride raw. The step's other fields
     are kept in ``metadata["tracetrim.atif"]``.
     """
-    if isinstance(steps, (str, bytes)) or not isinstance(steps, Sequence):
-        raise SnapshotError(f"steps must be a list of step objects, got {type(steps).__name__}")
+    common.require_sequence(steps, "steps", "step objects")
     seen: dict[str, int] = {}
     out: list[Message] = []
     if fields:
         out.append(carrier(FORMAT, document_fields(fields, "steps", _BEFORE_STEPS), seen))
     for i, step in enumerate(steps):
-        step = require_dict(step, "a step", message=i)
-        source = step.get("source")
-        if source not in _ROLES:
-            raise SnapshotError(
-                f"source must be one of {sorted(_ROLES)}, got {source!r}", message=i, field="source"
-            )
+        step = common.require_dict(step, "a step", message=i)
+        source = common.require_choice(step.get("source"), _ROLES, message=i, field="source")
         meta: dict[str, Any] = {
             "step": {k: (None if k in _MAPPED else copy.deepcopy(v)) for k, v in step.items()}
         }
@@ -115,13 +98,13 @@ def from_atif(steps: Sequence[Any], fields: Mapping[str, Any] | None = None) -> 
             meta["tool_calls"] = copy.deepcopy(step["tool_calls"])
         meta["message"] = copy.deepcopy(step.get("message"))
         blocks = _blocks(step, i)
-        neutral = {"id": message_id("atif-", step, seen, i), "role": _ROLES[source], "content": blocks}
-        out.append(attach_meta(neutral, FORMAT, meta))
-    return mark_pending(out)
+        neutral = {"id": common.message_id("atif-", step, seen, i), "role": _ROLES[source], "content": blocks}
+        out.append(common.attach_meta(neutral, FORMAT, meta))
+    return common.mark_pending(out)
 
 
 def _step(message: Message, i: int) -> dict[str, Any]:
-    meta = format_meta(message, FORMAT)
+    meta = common.format_meta(message, FORMAT)
     source = {"assistant": "agent"}.get(message["role"], message["role"])
     step = copy.deepcopy(meta.get("step") or {"step_id": 0, "source": source})
     texts = [b["text"] for b in message["content"] if b["type"] == "text"]
@@ -146,7 +129,7 @@ def _step(message: Message, i: int) -> dict[str, Any]:
                 {
                     "tool_call_id": block["id"],
                     "function_name": block["name"],
-                    "arguments": parse_input(block, i, j),
+                    "arguments": common.parse_input(block, i, j),
                 }
             )
             calls.append(_ordered(call, calls_by_id.get(block["id"])))
@@ -159,7 +142,7 @@ def _step(message: Message, i: int) -> dict[str, Any]:
             result = copy.deepcopy(results_by_id.get(block["id"], {"source_call_id": block["id"]}))
             result["content"] = text
             results.append(result)
-        elif is_raw(block, FORMAT) and isinstance(block["value"], dict):
+        elif common.is_raw(block, FORMAT) and isinstance(block["value"], dict):
             results.append(copy.deepcopy(block["value"]))
     if calls:
         step["tool_calls"] = calls
@@ -182,7 +165,7 @@ def to_atif(messages: Sequence[Any]) -> dict[str, Any]:
     """Convert neutral messages back to an ATIF trajectory's fields (the inverse of `from_atif`):
     ``{"messages": steps}`` with the carried trajectory fields in their places. Steps are numbered
     again from 1, since ATIF wants ``step_id`` in order and compaction may remove a step."""
-    documents, rest = split_carriers(neutral_input(messages), FORMAT)
+    documents, rest = split_carriers(common.neutral_input(messages), FORMAT)
     steps = [_step(m, i) for i, m in enumerate(rest)]
     for n, step in enumerate(steps, 1):
         step["step_id"] = n

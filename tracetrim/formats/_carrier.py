@@ -28,6 +28,36 @@ def carrier(fmt: str, values: Any, seen: dict[str, int]) -> Message:
     }
 
 
+class CarrierRun:
+    """A reader's output in the making: the values it holds between live messages go out as one
+    carrier just before the next message (and at the end), so each keeps its place."""
+
+    def __init__(self, fmt: str, seen: dict[str, int]) -> None:
+        self._fmt = fmt
+        self._seen = seen
+        self._out: list[Message] = []
+        self._held: list[Any] = []
+
+    def hold(self, value: Any) -> None:
+        """Carry ``value`` (a line, an entry, an event the neutral form has no message for)."""
+        self._held.append(value)
+
+    def add(self, message: Message) -> None:
+        """Append a live message, after a carrier of what is held."""
+        self._flush()
+        self._out.append(message)
+
+    def messages(self) -> list[Message]:
+        """Everything added and held, in order."""
+        self._flush()
+        return self._out
+
+    def _flush(self) -> None:
+        if self._held:
+            self._out.append(carrier(self._fmt, self._held, self._seen))
+            self._held = []
+
+
 def carried(message: Message, fmt: str) -> Any | None:
     """What ``message`` carries when it is a carrier of ``fmt`` (a copy), else None."""
     if message.get("role") != "system" or message.get("content"):

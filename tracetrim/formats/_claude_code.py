@@ -15,10 +15,10 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
-from tracetrim._snapshot import Message, SnapshotError
+from tracetrim._snapshot import Message
 from tracetrim.formats._anthropic import from_anthropic, to_anthropic
-from tracetrim.formats._carrier import carried, carrier
-from tracetrim.formats._common import attach_meta, format_meta, require_dict
+from tracetrim.formats._carrier import CarrierRun, carried
+from tracetrim.formats._common import attach_meta, format_meta, require_dict, require_sequence
 from tracetrim.formats._order import order_of, reorder
 from tracetrim.formats._shape import JsonLines
 
@@ -65,8 +65,7 @@ def from_claude_code(entries: Sequence[Any]) -> list[Message]:
     Each live entry becomes one neutral message (id: its ``uuid``) through `from_anthropic`; the rest of
     the entry is kept in ``metadata["tracetrim.claude_code"]`` so `to_claude_code` writes it back.
     """
-    if isinstance(entries, (str, bytes)) or not isinstance(entries, Sequence):
-        raise SnapshotError(f"a Claude Code session must be a list of entries, got {type(entries).__name__}")
+    require_sequence(entries, "a Claude Code session", "entries")
     for i, entry in enumerate(entries):
         require_dict(entry, "a session entry", message=i)
     start = max((i + 1 for i, e in enumerate(entries) if _is_boundary(e)), default=0)
@@ -75,26 +74,20 @@ def from_claude_code(entries: Sequence[Any]) -> list[Message]:
     converted = from_anthropic([entries[i]["message"] for i in live])
     by_index = dict(zip(live, converted, strict=True))
     seen: dict[str, int] = {}
-    out: list[Message] = []
-    run: list[Any] = []
+    run = CarrierRun(FORMAT, seen)
     for i, entry in enumerate(entries):
         neutral = by_index.get(i)
         if neutral is None:
-            run.append(entry)
+            run.hold(entry)
             continue
-        if run:
-            out.append(carrier(FORMAT, run, seen))
-            run = []
         shell = {k: (_PLACE if k == "message" else copy.deepcopy(v)) for k, v in entry.items()}
         meta: dict[str, Any] = {"entry": shell, "order": order_of(entry["message"])}
         if entry.get("parentUuid") in uuids:
             meta["chained"] = True
         if isinstance(entry.get("uuid"), str) and entry["uuid"]:
             neutral["id"] = entry["uuid"]
-        out.append(attach_meta(neutral, FORMAT, meta))
-    if run:
-        out.append(carrier(FORMAT, run, seen))
-    return out
+        run.add(attach_meta(neutral, FORMAT, meta))
+    return run.messages()
 
 
 def _relink(entries: list[Any], chained: set[int]) -> None:

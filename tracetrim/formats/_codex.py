@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from tracetrim._snapshot import Message, SnapshotError
-from tracetrim.formats._carrier import carried, carrier
-from tracetrim.formats._common import attach_meta, format_meta, require_dict
+from tracetrim.formats._carrier import CarrierRun, carried
+from tracetrim.formats._common import attach_meta, format_meta, require_dict, require_sequence
 from tracetrim.formats._openai_responses import from_openai_responses, to_openai_responses
 from tracetrim.formats._order import order_of, reorder
 from tracetrim.formats._shape import JsonLines
@@ -44,8 +44,7 @@ def from_codex(lines: Sequence[Any]) -> list[Message]:
     by `from_openai_responses`; every other line (and all up to that ``compacted`` line) rides in
     carriers in place, never judged. Each message keeps its items' line timestamps.
     """
-    if isinstance(lines, (str, bytes)) or not isinstance(lines, Sequence):
-        raise SnapshotError(f"a Codex rollout must be a list of lines, got {type(lines).__name__}")
+    require_sequence(lines, "a Codex rollout", "lines")
     for i, line in enumerate(lines):
         require_dict(line, "a rollout line", message=i)
         if line.get("type") == "response_item":
@@ -73,20 +72,14 @@ def from_codex(lines: Sequence[Any]) -> list[Message]:
     if at != len(live):
         raise SnapshotError(f"{len(live)} response items read back as {at}; cannot keep their places")
     seen: dict[str, int] = {}
-    out: list[Message] = []
-    run: list[Any] = []
+    run = CarrierRun(FORMAT, seen)
     for i, line in enumerate(lines):
         if i in covered:
             if i in first:
-                if run:
-                    out.append(carrier(FORMAT, run, seen))
-                    run = []
-                out.append(first[i])
+                run.add(first[i])
             continue
-        run.append(line)
-    if run:
-        out.append(carrier(FORMAT, run, seen))
-    return out
+        run.hold(line)
+    return run.messages()
 
 
 def _items_of(live: list[Message]) -> list[list[dict[str, Any]]]:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
-from tracetrim._json import digest
+from tracetrim._json import digest, strict_loads
 from tracetrim._snapshot import Block, Message, SnapshotError, validate_messages
 
 RAW = "raw"
@@ -100,6 +100,23 @@ def text_parts(parts: list[Any], fmt: str) -> list[Block]:
     return blocks
 
 
+def result_output(
+    content: Any, fmt: str, what: str, *, message: int, block: int | None = None
+) -> str | list[Block]:
+    """A tool result's content as the neutral output: its string, or its list of parts as blocks;
+    `SnapshotError` naming ``what`` (its parts' kind: "blocks", "parts") for anything else."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return text_parts(content, fmt)
+    raise SnapshotError(
+        f"{what}'s content must be a string or a list of {'blocks' if block is not None else 'parts'}",
+        message=message,
+        block=block,
+        field="content",
+    )
+
+
 def is_raw(block: Block, fmt: str) -> bool:
     """Whether ``block`` is a raw part that came from format ``fmt``."""
     return block.get("type") == RAW and block.get("format") == fmt
@@ -113,7 +130,7 @@ def dump_input(value: Any) -> str:
 def parse_input(block: Block, i: int, j: int) -> dict[str, Any]:
     """The JSON object in a tool_call block's ``input``; `SnapshotError` when it is not one."""
     try:
-        value = json.loads(block["input"])
+        value = strict_loads(block["input"])
     except ValueError as exc:
         raise SnapshotError(
             f"tool call input is not valid JSON ({exc})", message=i, block=j, field="input"
@@ -136,6 +153,21 @@ def extras(source: dict[str, Any], mapped: Iterable[str]) -> dict[str, Any]:
     """The fields of ``source`` a converter does not map itself, to keep in metadata."""
     skip = set(mapped)
     return {k: v for k, v in source.items() if k not in skip}
+
+
+def require_sequence(value: Any, name: str, items: str) -> None:
+    """A `SnapshotError` unless ``value`` is a list-like of ``items`` (a string is not)."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise SnapshotError(f"{name} must be a list of {items}, got {type(value).__name__}")
+
+
+def require_choice(value: Any, choices: Collection[str], *, message: int, field: str) -> str:
+    """``value`` if it is one of ``choices``, else a `SnapshotError` naming the field and the choices."""
+    if not isinstance(value, str) or value not in choices:
+        raise SnapshotError(
+            f"{field} must be one of {sorted(choices)}, got {value!r}", message=message, field=field
+        )
+    return value
 
 
 def require_dict(

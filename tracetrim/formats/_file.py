@@ -6,6 +6,8 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from tracetrim._json import strict_loads
+from tracetrim._validators import FieldValueError
 from tracetrim.formats._shape import JsonLines
 from tracetrim.formats._table import FormatError
 
@@ -16,11 +18,13 @@ def _jsonl(lines: list[str]) -> JsonLines:
         if not line.strip():
             continue
         try:
-            values.append(json.loads(line))
+            values.append(strict_loads(line))
         except json.JSONDecodeError as exc:
             raise FormatError(
                 f"JSONL line {number} is not valid JSON (column {exc.colno}: {exc.msg})"
             ) from None
+        except FieldValueError as exc:
+            raise FormatError(f"JSONL line {number}: {exc}") from None
     return values
 
 
@@ -29,8 +33,8 @@ def _starts_as_jsonl(lines: list[str]) -> bool:
     if len(filled) < 2:
         return False
     try:
-        json.loads(filled[0])
-    except json.JSONDecodeError:
+        strict_loads(filled[0])
+    except ValueError:
         return False
     return True
 
@@ -49,7 +53,9 @@ def parse_history_text(text: str | bytes) -> Any:
             raise FormatError(f"not UTF-8 text (byte {exc.start})") from None
     text = text.removeprefix("\ufeff")
     try:
-        return json.loads(text)
+        return strict_loads(text)
+    except FieldValueError as exc:
+        raise FormatError(str(exc)) from None
     except json.JSONDecodeError as exc:
         lines = text.splitlines()
         if exc.msg == "Extra data" or _starts_as_jsonl(lines):

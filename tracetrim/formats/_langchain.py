@@ -8,20 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from tracetrim._snapshot import Block, Message, SnapshotError
-from tracetrim.formats._common import (
-    BLOCK_METADATA,
-    attach_meta,
-    content_id,
-    dump_input,
-    format_meta,
-    is_raw,
-    mark_pending,
-    message_id,
-    neutral_input,
-    parse_input,
-    raw_block,
-    unsupported,
-)
+from tracetrim.formats import _common as common
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
@@ -42,7 +29,7 @@ def _part_to_block(part: Any, j: int, part_extras: dict[str, Any]) -> Block:
             if rest != {"type": "text" if kind == "text" else "reasoning"}:
                 part_extras[str(j)] = copy.deepcopy(rest)
             return {"type": kind, kind: text}
-    return raw_block(FORMAT, copy.deepcopy(part))
+    return common.raw_block(FORMAT, copy.deepcopy(part))
 
 
 def _blocks_of(content: Any, i: int, meta: dict[str, Any]) -> list[Block]:
@@ -68,23 +55,17 @@ def _extras(message: BaseMessage, i: int) -> dict[str, Any]:
         value = getattr(message, name)
         if value != info.get_default(call_default_factory=True):
             out[name] = value
-    try:
-        dumped: dict[str, Any] = json.loads(
-            json.dumps(out, ensure_ascii=False, allow_nan=False, default=_model_dump)
-        )
-    except (TypeError, ValueError) as exc:
-        raise SnapshotError(f"a field is not JSON-serialisable ({exc})", message=i) from None
-    return dumped
+    return _json_copy(out, "a field", i)
 
 
-def _json_copy(value: dict[str, Any], i: int) -> dict[str, Any]:
-    """A plain-JSON copy of ``value``; `SnapshotError` when it is not JSON."""
+def _json_copy(value: dict[str, Any], what: str, i: int) -> dict[str, Any]:
+    """A plain-JSON copy of ``value``; `SnapshotError` naming ``what`` when it is not JSON."""
     try:
         copied: dict[str, Any] = json.loads(
             json.dumps(value, ensure_ascii=False, allow_nan=False, default=_model_dump)
         )
     except (TypeError, ValueError) as exc:
-        raise SnapshotError(f"tool result metadata is not JSON-serialisable ({exc})", message=i) from None
+        raise SnapshotError(f"{what} is not JSON-serialisable ({exc})", message=i) from None
     return copied
 
 
@@ -102,7 +83,7 @@ def _repeats_a_call(block: Block) -> bool:
     """Whether a raw content part is a tool call repeated in the content (ChatAnthropic's ``tool_use``)."""
     value = block.get("value")
     return (
-        is_raw(block, FORMAT)
+        common.is_raw(block, FORMAT)
         and isinstance(value, dict)
         and value.get("type") in _CALL_PARTS
         and isinstance(value.get("id"), str)
@@ -123,8 +104,7 @@ def from_langchain(messages: Sequence[Any]) -> list[Message]:
     """
     from langchain_core.messages import BaseMessage
 
-    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
-        raise SnapshotError(f"messages must be a list of messages, got {type(messages).__name__}")
+    common.require_sequence(messages, "messages", "messages")
     seen: dict[str, int] = {}
     names: dict[str, str] = {}
     out: list[Message] = []
@@ -144,7 +124,7 @@ def from_langchain(messages: Sequence[Any]) -> list[Message]:
             getattr(message, "tool_call_id", None),
         ]
         if message.id is None:
-            neutral_id = message_id("lc-", fingerprint, seen, i)
+            neutral_id = common.message_id("lc-", fingerprint, seen, i)
             meta["invented_id"] = True
         else:
             neutral_id = message.id
@@ -168,9 +148,9 @@ def from_langchain(messages: Sequence[Any]) -> list[Message]:
                 "output": output,
                 "state": "error" if status == "error" else "success",
             }
-            block_meta = message.response_metadata.get(BLOCK_METADATA)
+            block_meta = message.response_metadata.get(common.BLOCK_METADATA)
             if isinstance(block_meta, dict):
-                result["metadata"] = _json_copy(block_meta, i)
+                result["metadata"] = _json_copy(block_meta, "tool result metadata", i)
             neutral["content"] = [result]
         else:
             if message.name is not None:
@@ -180,11 +160,11 @@ def from_langchain(messages: Sequence[Any]) -> list[Message]:
             for call in getattr(message, "tool_calls", None) or []:
                 call_id = call.get("id")
                 if not call_id:
-                    call_id = content_id("lc-call-", [neutral_id, call["name"], call["args"]], seen)
+                    call_id = common.content_id("lc-call-", [neutral_id, call["name"], call["args"]], seen)
                     invented.append(call_id)
                 names[call_id] = call["name"]
                 try:
-                    arguments = dump_input(call["args"])
+                    arguments = common.dump_input(call["args"])
                 except (TypeError, ValueError) as exc:
                     raise SnapshotError(
                         f"tool call args are not JSON ({exc})", message=i, field="tool_calls"
@@ -210,15 +190,15 @@ def from_langchain(messages: Sequence[Any]) -> list[Message]:
         if (
             kind == "tool"
             and isinstance(response_metadata, dict)
-            and isinstance(response_metadata.get(BLOCK_METADATA), dict)
+            and isinstance(response_metadata.get(common.BLOCK_METADATA), dict)
         ):
-            del response_metadata[BLOCK_METADATA]
+            del response_metadata[common.BLOCK_METADATA]
             if not response_metadata:
                 del extra["response_metadata"]
         if extra:
             meta["extra"] = extra
-        out.append(attach_meta(neutral, FORMAT, meta))
-    return mark_pending(out)
+        out.append(common.attach_meta(neutral, FORMAT, meta))
+    return common.mark_pending(out)
 
 
 def _content(
@@ -232,7 +212,7 @@ def _content(
         return texts[0]["text"] if texts else ""
     parts: list[Any] = []
     for k, block in enumerate(texts):
-        if is_raw(block, FORMAT):
+        if common.is_raw(block, FORMAT):
             parts.append(copy.deepcopy(block["value"]))
             continue
         if block["type"] == "text":
@@ -240,7 +220,7 @@ def _content(
         elif block["type"] == "thinking":
             part = {"type": "reasoning"}
         else:
-            raise unsupported("LangChain content", block, i, k)
+            raise common.unsupported("LangChain content", block, i, k)
         part.update(copy.deepcopy(part_extras.get(str(k), {})))
         part[_TEXT_FIELD[part["type"]] if part["type"] in _TEXT_FIELD else block["type"]] = block[
             "text" if block["type"] == "text" else "thinking"
@@ -252,7 +232,7 @@ def _content(
 def _convert(message: Message, i: int) -> list[BaseMessage]:
     from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-    meta = format_meta(message, FORMAT)
+    meta = common.format_meta(message, FORMAT)
     extra = meta.get("extra", {})
     role = message["role"]
     out: list[BaseMessage] = []
@@ -314,7 +294,7 @@ def _convert(message: Message, i: int) -> list[BaseMessage]:
             if isinstance(block.get("metadata"), dict):
                 kwargs["response_metadata"] = {
                     **kwargs.get("response_metadata", {}),
-                    BLOCK_METADATA: copy.deepcopy(block["metadata"]),
+                    common.BLOCK_METADATA: copy.deepcopy(block["metadata"]),
                 }
             tool = ToolMessage(
                 content=content,
@@ -334,19 +314,19 @@ def _convert(message: Message, i: int) -> list[BaseMessage]:
             calls.append(
                 {
                     "name": block["name"],
-                    "args": parse_input(block, i, j),
+                    "args": common.parse_input(block, i, j),
                     "id": None if block["id"] in invented else block["id"],
                     "type": "tool_call",
                 }
             )
         elif _repeats_a_call(block) and block["value"]["id"] in gone:
             continue
-        elif kind in ("text", "thinking") or is_raw(block, FORMAT):
+        elif kind in ("text", "thinking") or common.is_raw(block, FORMAT):
             # Text after calls stays in their AIMessage: a message of its own would stand between the
             # calls and their ToolMessages (a tombstone where a dropped call stood, most often).
             texts.append(block)
         else:
-            raise unsupported("LangChain messages", block, i, j)
+            raise common.unsupported("LangChain messages", block, i, j)
         started = True
     close(force=not out)
     return out
@@ -362,6 +342,6 @@ def to_langchain(messages: Sequence[Any]) -> list[BaseMessage]:
     ``response_metadata["tracetrim.block_metadata"]``.
     """
     out: list[BaseMessage] = []
-    for i, message in enumerate(neutral_input(messages)):
+    for i, message in enumerate(common.neutral_input(messages)):
         out.extend(_convert(message, i))
     return out

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tracetrim._snapshot import Message, SnapshotError
-from tracetrim.formats._common import require_dict
+from tracetrim.formats._common import require_dict, require_sequence
 from tracetrim.formats._langchain import from_langchain, to_langchain
 
 _TYPES = frozenset({"human", "ai", "system", "tool"})
@@ -63,8 +63,7 @@ def from_langchain_json(messages: Sequence[Any]) -> list[Message]:
     form (``{"lc": 1, "type": "constructor", ...}``); they are loaded with LangChain's own loaders, then
     converted with `from_langchain`.
     """
-    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
-        raise SnapshotError(f"messages must be a list of message objects, got {type(messages).__name__}")
+    require_sequence(messages, "messages", "message objects")
     return from_langchain([_message(value, i) for i, value in enumerate(messages)])
 
 

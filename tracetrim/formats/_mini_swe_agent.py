@@ -3,25 +3,15 @@
 from __future__ import annotations
 
 import copy
-import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from tracetrim._json import strict_loads
 from tracetrim._marker import prose_action_metadata
 from tracetrim._snapshot import Block, Message, SnapshotError, text_of_output
-from tracetrim.formats._common import (
-    attach_meta,
-    extras,
-    format_meta,
-    mark_pending,
-    neutral_input,
-    parse_input,
-    require_dict,
-    require_str,
-    unsupported,
-)
+from tracetrim.formats import _common as common
 
 FORMAT = "mini_swe_agent"
 TOOL_NAME = "bash"
@@ -66,7 +56,7 @@ def _call_message(content: str, match: re.Match[str], i: int, meta: dict[str, An
             "type": "tool_call",
             "id": f"mswe-{i}",
             "name": TOOL_NAME,
-            "input": json.dumps({"command": command}, ensure_ascii=False),
+            "input": common.dump_input({"command": command}),
             "state": "finished",
             "metadata": prose_action_metadata(),
         }
@@ -90,20 +80,15 @@ def from_mini_swe_agent(messages: Sequence[Any]) -> list[Message]:
     message (``extra``) and any unusual fence spacing are kept in that metadata, so `to_mini_swe_agent`
     rebuilds the input exactly. A call with no user message after it is left ``pending``.
     """
-    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
-        raise SnapshotError(f"messages must be a list of message objects, got {type(messages).__name__}")
+    common.require_sequence(messages, "messages", "message objects")
     out: list[Message] = []
     pending: str | None = None
     for i, message in enumerate(messages):
-        message = require_dict(message, "a message", message=i)
-        role = message.get("role")
-        if role not in _ROLES:
-            raise SnapshotError(
-                f"role must be one of {sorted(_ROLES)}, got {role!r}", message=i, field="role"
-            )
-        content = require_str(message.get("content"), "content", message=i, field="content")
+        message = common.require_dict(message, "a message", message=i)
+        role = common.require_choice(message.get("role"), _ROLES, message=i, field="role")
+        content = common.require_str(message.get("content"), "content", message=i, field="content")
         meta: dict[str, Any] = {}
-        extra = extras(message, ("role", "content"))
+        extra = common.extras(message, ("role", "content"))
         if extra:
             meta["extra"] = copy.deepcopy(extra)
         call_id, pending = pending, None
@@ -126,12 +111,12 @@ def from_mini_swe_agent(messages: Sequence[Any]) -> list[Message]:
             else:
                 text = [{"type": "text", "text": content}] if content else []
                 neutral = {"id": f"m{i}", "role": role, "content": text}
-        out.append(attach_meta(neutral, FORMAT, meta))
-    return mark_pending(out)
+        out.append(common.attach_meta(neutral, FORMAT, meta))
+    return common.mark_pending(out)
 
 
 def _fence(block: Block, fence: dict[str, Any], i: int, j: int) -> str:
-    command = parse_input(block, i, j).get("command")
+    command = common.parse_input(block, i, j).get("command")
     if not isinstance(command, str):
         raise SnapshotError(
             "a tool call needs a string 'command' in its input for mini-swe-agent",
@@ -144,7 +129,7 @@ def _fence(block: Block, fence: dict[str, Any], i: int, j: int) -> str:
 
 
 def _convert(message: Message, i: int) -> list[dict[str, Any]]:
-    meta = format_meta(message, FORMAT)
+    meta = common.format_meta(message, FORMAT)
     fence = meta.get("fence")
     fence = fence if isinstance(fence, dict) else {}
     out: list[dict[str, Any]] = []
@@ -180,7 +165,7 @@ def _convert(message: Message, i: int) -> list[dict[str, Any]]:
         elif kind == "tool_call":
             parts.append(_fence(block, fence, i, j))
         else:
-            raise unsupported("mini-swe-agent", block, i, j)
+            raise common.unsupported("mini-swe-agent", block, i, j)
     close()
     if not out:
         out.append({"role": role, "content": ""})
@@ -199,7 +184,7 @@ def to_mini_swe_agent(messages: Sequence[Any]) -> list[dict[str, Any]]:
     and no thinking: those are dropped. Other block types raise `SnapshotError`.
     """
     out: list[dict[str, Any]] = []
-    for i, message in enumerate(neutral_input(messages)):
+    for i, message in enumerate(common.neutral_input(messages)):
         out.extend(_convert(message, i))
     return out
 
@@ -207,7 +192,7 @@ def to_mini_swe_agent(messages: Sequence[Any]) -> list[dict[str, Any]]:
 def load_mini_swe_agent_traj(path: str | Path) -> list[Message]:
     """Read a mini-swe-agent ``.traj.json`` file and convert its ``messages`` with `from_mini_swe_agent`."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = strict_loads(Path(path).read_text(encoding="utf-8"))
     except ValueError as exc:
         raise SnapshotError(f"{path}: not a JSON file ({exc})") from None
     if not isinstance(data, dict) or not isinstance(data.get("messages"), list):

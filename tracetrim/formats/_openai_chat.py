@@ -7,19 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tracetrim._snapshot import Block, Message, SnapshotError
-from tracetrim.formats._common import (
-    attach_meta,
-    extras,
-    format_meta,
-    is_raw,
-    mark_pending,
-    message_id,
-    neutral_input,
-    require_dict,
-    require_str,
-    text_parts,
-    unsupported,
-)
+from tracetrim.formats import _common as common
 
 FORMAT = "openai_chat"
 _ROLES = {
@@ -48,7 +36,7 @@ def _content_blocks(message: dict[str, Any], i: int, meta: dict[str, Any], *, ha
             meta["content"] = "null"
         return []
     if isinstance(content, list):
-        blocks = text_parts(content, FORMAT)
+        blocks = common.text_parts(content, FORMAT)
         if (len(blocks) == 1 and blocks[0]["type"] == "text") or not blocks:
             meta["content"] = "parts"
         return blocks
@@ -56,19 +44,23 @@ def _content_blocks(message: dict[str, Any], i: int, meta: dict[str, Any], *, ha
 
 
 def _tool_call_block(call: Any, i: int, meta: dict[str, Any]) -> Block:
-    call = require_dict(call, "a tool call", message=i, field="tool_calls")
-    function = require_dict(call.get("function"), "a tool call's function", message=i, field="tool_calls")
-    call_id = require_str(call.get("id"), "a tool call id", message=i, field="tool_calls")
+    call = common.require_dict(call, "a tool call", message=i, field="tool_calls")
+    function = common.require_dict(
+        call.get("function"), "a tool call's function", message=i, field="tool_calls"
+    )
+    call_id = common.require_str(call.get("id"), "a tool call id", message=i, field="tool_calls")
     if not call_id:
         raise SnapshotError("a tool call id must not be empty", message=i, field="tool_calls")
     if call.get("type") != "function":
         raise SnapshotError("only tool calls of type 'function' are supported", message=i, field="tool_calls")
-    name = require_str(function.get("name"), "a tool call's function name", message=i, field="tool_calls")
-    arguments = require_str(
+    name = common.require_str(
+        function.get("name"), "a tool call's function name", message=i, field="tool_calls"
+    )
+    arguments = common.require_str(
         function.get("arguments"), "a tool call's arguments", message=i, field="tool_calls"
     )
-    extra = extras(call, ("id", "type", "function"))
-    extra_fn = extras(function, ("name", "arguments"))
+    extra = common.extras(call, ("id", "type", "function"))
+    extra_fn = common.extras(function, ("name", "arguments"))
     if extra or extra_fn:
         meta.setdefault("call_extras", {})[call_id] = {"call": extra, "function": extra_fn}
     return {"type": "tool_call", "id": call_id, "name": name, "input": arguments, "state": "finished"}
@@ -81,46 +73,37 @@ def from_openai_chat(messages: Sequence[Any]) -> list[Message]:
     one ``tool_result`` (AgentScope keeps tool results on the assistant side). Whatever the neutral form
     cannot say (the original role, content shape, extra keys) goes in ``metadata["tracetrim.openai_chat"]``.
     """
-    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
-        raise SnapshotError(f"messages must be a list of message objects, got {type(messages).__name__}")
+    common.require_sequence(messages, "messages", "message objects")
     names: dict[str, str] = {}
     seen: dict[str, int] = {}
     out: list[Message] = []
     for i, message in enumerate(messages):
-        message = require_dict(message, "a message", message=i)
+        message = common.require_dict(message, "a message", message=i)
         role = message.get("role")
         if role not in _ROLES:
             raise SnapshotError(f"unsupported role {role!r}", message=i, field="role")
         meta: dict[str, Any] = {}
         if role != _ROLES[role]:
             meta["role"] = role
-        neutral: Message = {"id": message_id("oc-", message, seen, i), "role": _ROLES[role]}
+        neutral: Message = {"id": common.message_id("oc-", message, seen, i), "role": _ROLES[role]}
         if role == "tool":
-            call_id = require_str(
+            call_id = common.require_str(
                 message.get("tool_call_id"), "tool_call_id", message=i, field="tool_call_id"
             )
             content = message.get("content")
-            output: str | list[Block]
-            if isinstance(content, str):
-                output = content
-            elif isinstance(content, list):
-                output = text_parts(content, FORMAT)
-            else:
-                raise SnapshotError(
-                    "a tool message's content must be a string or a list of parts", message=i, field="content"
-                )
+            output = common.result_output(content, FORMAT, "a tool message", message=i)
             if "name" in message:
-                name = require_str(message["name"], "a tool message's name", message=i, field="name")
+                name = common.require_str(message["name"], "a tool message's name", message=i, field="name")
                 meta["tool_name"] = True
             else:
                 name = names.get(call_id, "")
             neutral["content"] = [
                 {"type": "tool_result", "id": call_id, "name": name, "output": output, "state": "success"}
             ]
-            extra = extras(message, ("role", "tool_call_id", "content", "name"))
+            extra = common.extras(message, ("role", "tool_call_id", "content", "name"))
         else:
             if "name" in message:
-                neutral["name"] = require_str(message["name"], "name", message=i, field="name")
+                neutral["name"] = common.require_str(message["name"], "name", message=i, field="name")
             calls = message.get("tool_calls") if role == "assistant" else None
             if calls is not None and not isinstance(calls, list):
                 raise SnapshotError("tool_calls must be a list", message=i, field="tool_calls")
@@ -133,7 +116,7 @@ def from_openai_chat(messages: Sequence[Any]) -> list[Message]:
                     names[block["id"]] = block["name"]
                     blocks.append(block)
             neutral["content"] = blocks
-            extra = extras(
+            extra = common.extras(
                 message,
                 ("role", "content", "name", "tool_calls")
                 if role == "assistant"
@@ -141,16 +124,16 @@ def from_openai_chat(messages: Sequence[Any]) -> list[Message]:
             )
         if extra:
             meta["extra"] = copy.deepcopy(extra)
-        out.append(attach_meta(neutral, FORMAT, meta))
-    return mark_pending(out)
+        out.append(common.attach_meta(neutral, FORMAT, meta))
+    return common.mark_pending(out)
 
 
 def _chat_part(block: Block, i: int, j: int) -> Any:
     if block["type"] == "text":
         return {"type": "text", "text": block["text"]}
-    if is_raw(block, FORMAT):
+    if common.is_raw(block, FORMAT):
         return copy.deepcopy(block["value"])
-    raise unsupported("OpenAI chat", block, i, j)
+    raise common.unsupported("OpenAI chat", block, i, j)
 
 
 def _tool_output(block: Block, i: int, j: int) -> str | list[Any]:
@@ -224,7 +207,7 @@ def _assistant_like(
 
 
 def _convert(message: Message, i: int) -> list[dict[str, Any]]:
-    meta = format_meta(message, FORMAT)
+    meta = common.format_meta(message, FORMAT)
     role = str(meta.get("role", message["role"]))
     if role == "tool":
         role = "assistant"
@@ -261,10 +244,10 @@ def _convert(message: Message, i: int) -> list[dict[str, Any]]:
                     "only assistant messages can hold tool calls", message=i, block=j, field="type"
                 )
             segment.calls.append(block)
-        elif kind == "text" or is_raw(block, FORMAT):
+        elif kind == "text" or common.is_raw(block, FORMAT):
             segment.parts.append((j, block))
         else:
-            raise unsupported("OpenAI chat", block, i, j)
+            raise common.unsupported("OpenAI chat", block, i, j)
     close()
     if not out and not message["content"]:
         # An empty neutral message still stands for one chat turn; one holding only thinking has no turn.
@@ -282,6 +265,6 @@ def to_openai_chat(messages: Sequence[Any]) -> list[dict[str, Any]]:
     message. OpenAI chat has no message ids, no thinking and no error flag on results: those are dropped.
     """
     out: list[dict[str, Any]] = []
-    for i, message in enumerate(neutral_input(messages)):
+    for i, message in enumerate(common.neutral_input(messages)):
         out.extend(_convert(message, i))
     return out

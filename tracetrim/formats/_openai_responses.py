@@ -7,20 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tracetrim._snapshot import Block, Message, SnapshotError
-from tracetrim.formats._common import (
-    attach_meta,
-    content_id,
-    extras,
-    format_meta,
-    is_raw,
-    mark_pending,
-    message_id,
-    neutral_input,
-    raw_block,
-    require_dict,
-    require_str,
-    unsupported,
-)
+from tracetrim.formats import _common as common
 
 FORMAT = "openai_responses"
 ITEM = "openai_responses.item"
@@ -55,12 +42,12 @@ def _message_blocks(item: dict[str, Any], i: int, meta: dict[str, Any]) -> list[
     part_extras: dict[str, Any] = {}
     for j, part in enumerate(content):
         if isinstance(part, dict) and part.get("type") in _TEXT_PARTS and isinstance(part.get("text"), str):
-            extra = extras(part, ("text",))
+            extra = common.extras(part, ("text",))
             if extra != {"type": _default_part_type(role)}:
                 part_extras[str(j)] = copy.deepcopy(extra)
             blocks.append({"type": "text", "text": part["text"]})
         else:
-            blocks.append(raw_block(FORMAT, copy.deepcopy(part)))
+            blocks.append(common.raw_block(FORMAT, copy.deepcopy(part)))
     if part_extras:
         meta["parts"] = part_extras
     if len(blocks) <= 1 and all(b["type"] == "text" for b in blocks):
@@ -76,8 +63,7 @@ def from_openai_responses(items: Sequence[Any]) -> list[Message]:
     become message ids (invented from content where an item has none); the full reasoning items and every
     field the neutral form lacks are kept in ``metadata["tracetrim.openai_responses"]``.
     """
-    if isinstance(items, (str, bytes)) or not isinstance(items, Sequence):
-        raise SnapshotError(f"items must be a list of item objects, got {type(items).__name__}")
+    common.require_sequence(items, "items", "item objects")
     seen: dict[str, int] = {}
     names: dict[str, str] = {}
     out: list[Message] = []
@@ -86,9 +72,9 @@ def from_openai_responses(items: Sequence[Any]) -> list[Message]:
     def flush_reasoning() -> None:
         if reasoning:
             out.append(
-                attach_meta(
+                common.attach_meta(
                     {
-                        "id": message_id("rs-", reasoning, seen, len(out)),
+                        "id": common.message_id("rs-", reasoning, seen, len(out)),
                         "role": "assistant",
                         "content": [{"type": "thinking", "thinking": _reasoning_text(r)} for r in reasoning],
                     },
@@ -99,7 +85,7 @@ def from_openai_responses(items: Sequence[Any]) -> list[Message]:
             reasoning.clear()
 
     for i, item in enumerate(items):
-        item = require_dict(item, "an item", message=i)
+        item = common.require_dict(item, "an item", message=i)
         kind = item.get("type", "message" if "role" in item else None)
         if kind == "reasoning":
             reasoning.append(item)
@@ -114,24 +100,24 @@ def from_openai_responses(items: Sequence[Any]) -> list[Message]:
             if role != item["role"]:
                 meta["role"] = item["role"]
             blocks = _message_blocks(item, i, meta)
-            extra = extras(item, ("role", "content", "type"))
+            extra = common.extras(item, ("role", "content", "type"))
             if "type" not in item:
                 meta["untyped"] = True
             key = "message"
         elif kind == "function_call":
-            call_id = require_str(item.get("call_id"), "call_id", message=i, field="call_id")
+            call_id = common.require_str(item.get("call_id"), "call_id", message=i, field="call_id")
             if not call_id:
                 raise SnapshotError("call_id must not be empty", message=i, field="call_id")
-            name = require_str(item.get("name"), "name", message=i, field="name")
-            arguments = require_str(item.get("arguments"), "arguments", message=i, field="arguments")
+            name = common.require_str(item.get("name"), "name", message=i, field="name")
+            arguments = common.require_str(item.get("arguments"), "arguments", message=i, field="arguments")
             names[call_id] = name
             blocks = [
                 {"type": "tool_call", "id": call_id, "name": name, "input": arguments, "state": "finished"}
             ]
-            extra = extras(item, ("type", "call_id", "name", "arguments"))
+            extra = common.extras(item, ("type", "call_id", "name", "arguments"))
             key = f"call:{call_id}"
         elif kind == "function_call_output":
-            call_id = require_str(item.get("call_id"), "call_id", message=i, field="call_id")
+            call_id = common.require_str(item.get("call_id"), "call_id", message=i, field="call_id")
             output = item.get("output")
             result: str | list[Block]
             if isinstance(output, str):
@@ -143,7 +129,7 @@ def from_openai_responses(items: Sequence[Any]) -> list[Message]:
                     and set(p) == {"type", "text"}
                     and p["type"] == "input_text"
                     and isinstance(p["text"], str)
-                    else raw_block(FORMAT, copy.deepcopy(p))
+                    else common.raw_block(FORMAT, copy.deepcopy(p))
                     for p in output
                 ]
             else:
@@ -157,15 +143,15 @@ def from_openai_responses(items: Sequence[Any]) -> list[Message]:
                     "state": "success",
                 }
             ]
-            extra = extras(item, ("type", "call_id", "output"))
+            extra = common.extras(item, ("type", "call_id", "output"))
             key = f"output:{call_id}"
         else:
             flush_reasoning()
             out.append(
                 {
-                    "id": message_id("ri-", item, seen, i),
+                    "id": common.message_id("ri-", item, seen, i),
                     "role": "assistant",
-                    "content": [raw_block(ITEM, copy.deepcopy(item))],
+                    "content": [common.raw_block(ITEM, copy.deepcopy(item))],
                 }
             )
             continue
@@ -179,10 +165,12 @@ def from_openai_responses(items: Sequence[Any]) -> list[Message]:
         if extra:
             meta.setdefault("items", {})[key] = copy.deepcopy(extra)
         item_id = item.get("id")
-        neutral_id = item_id if isinstance(item_id, str) and item_id else message_id("ri-", item, seen, i)
-        out.append(attach_meta({"id": neutral_id, "role": role, "content": blocks}, FORMAT, meta))
+        neutral_id = (
+            item_id if isinstance(item_id, str) and item_id else common.message_id("ri-", item, seen, i)
+        )
+        out.append(common.attach_meta({"id": neutral_id, "role": role, "content": blocks}, FORMAT, meta))
     flush_reasoning()
-    return mark_pending(out)
+    return common.mark_pending(out)
 
 
 def _output(block: Block, i: int, j: int) -> str | list[Any]:
@@ -193,7 +181,7 @@ def _output(block: Block, i: int, j: int) -> str | list[Any]:
     for part in output:
         if isinstance(part, dict) and part.get("type") == "text":
             parts.append({"type": "input_text", "text": part["text"]})
-        elif isinstance(part, dict) and is_raw(part, FORMAT):
+        elif isinstance(part, dict) and common.is_raw(part, FORMAT):
             parts.append(copy.deepcopy(part["value"]))
         else:
             raise SnapshotError(
@@ -245,7 +233,7 @@ def _still_follows(message: Message, meta: dict[str, Any]) -> bool:
 
 
 def _convert(message: Message, i: int, seen: dict[str, int]) -> list[dict[str, Any]]:
-    meta = format_meta(message, FORMAT)
+    meta = common.format_meta(message, FORMAT)
     role = str(meta.get("role", message["role"]))
     stored = list(meta.get("reasoning", []))
     item_extras = meta.get("items", {})
@@ -264,7 +252,7 @@ def _convert(message: Message, i: int, seen: dict[str, int]) -> list[dict[str, A
     orphaned = not _still_follows(message, meta)
     for j, block in enumerate(message["content"]):
         kind = block["type"]
-        if kind == "text" or is_raw(block, FORMAT):
+        if kind == "text" or common.is_raw(block, FORMAT):
             texts.append((j, block))
             continue
         close()
@@ -277,7 +265,7 @@ def _convert(message: Message, i: int, seen: dict[str, int]) -> list[dict[str, A
                 out.append(
                     {
                         "type": "reasoning",
-                        "id": content_id("rs_", block["thinking"], seen),
+                        "id": common.content_id("rs_", block["thinking"], seen),
                         "summary": [{"type": "summary_text", "text": block["thinking"]}],
                     }
                 )
@@ -305,10 +293,10 @@ def _convert(message: Message, i: int, seen: dict[str, int]) -> list[dict[str, A
                     **copy.deepcopy(item_extras.get(f"output:{block['id']}", {})),
                 }
             )
-        elif is_raw(block, ITEM):
+        elif common.is_raw(block, ITEM):
             out.append(copy.deepcopy(block["value"]))
         else:
-            raise unsupported("OpenAI Responses items", block, i, j)
+            raise common.unsupported("OpenAI Responses items", block, i, j)
     close()
     if not message["content"]:
         out.append(_message_item([], role, meta, True))
@@ -324,6 +312,6 @@ def to_openai_responses(messages: Sequence[Any]) -> list[dict[str, Any]]:
     """
     seen: dict[str, int] = {}
     out: list[dict[str, Any]] = []
-    for i, message in enumerate(neutral_input(messages)):
+    for i, message in enumerate(common.neutral_input(messages)):
         out.extend(_convert(message, i, seen))
     return out

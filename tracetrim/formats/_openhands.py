@@ -19,8 +19,8 @@ from typing import Any
 import attrs
 
 from tracetrim._snapshot import Block, Message, SnapshotError, text_of_output
-from tracetrim.formats._carrier import carried, carrier
-from tracetrim.formats._common import attach_meta, format_meta, mark_pending, neutral_input, require_dict
+from tracetrim.formats import _common as common
+from tracetrim.formats._carrier import CarrierRun, carried
 
 FORMAT = "openhands"
 _RESULTS = {
@@ -116,17 +116,13 @@ def from_openhands(events: Sequence[Any]) -> list[Message]:
     ``metadata["tracetrim.openhands"]``. Everything else, and every event an SDK ``Condensation``
     forgot, rides in carriers in place (never judged).
     """
-    if isinstance(events, (str, bytes)) or not isinstance(events, Sequence):
-        raise SnapshotError(
-            f"an OpenHands event stream must be a list of events, got {type(events).__name__}"
-        )
+    common.require_sequence(events, "an OpenHands event stream", "events")
     for i, event in enumerate(events):
-        require_dict(event, "an event", message=i)
+        common.require_dict(event, "an event", message=i)
     forgotten = _forgotten(events)
     names: dict[str, str] = {}
     seen: dict[str, int] = {}
-    out: list[Message] = []
-    run: list[Any] = []
+    run = CarrierRun(FORMAT, seen)
     for i, event in enumerate(events):
         blocks: list[Block] | None = None
         role = "assistant"
@@ -145,16 +141,11 @@ def from_openhands(events: Sequence[Any]) -> list[Message]:
                     role = llm["role"]
                     blocks = [{"type": "text", "text": t} for t in texts]
         if blocks is None:
-            run.append(event)
+            run.hold(event)
             continue
-        if run:
-            out.append(carrier(FORMAT, run, seen))
-            run = []
         neutral = {"id": str(event["id"]), "role": role, "content": blocks}
-        out.append(attach_meta(neutral, FORMAT, {"event": copy.deepcopy(event)}))
-    if run:
-        out.append(carrier(FORMAT, run, seen))
-    return mark_pending(out)
+        run.add(common.attach_meta(neutral, FORMAT, {"event": copy.deepcopy(event)}))
+    return common.mark_pending(run.messages())
 
 
 def _with_result(event: dict[str, Any], block: Block, i: int, j: int) -> dict[str, Any]:
@@ -177,7 +168,7 @@ def _with_result(event: dict[str, Any], block: Block, i: int, j: int) -> dict[st
 
 
 def _convert(message: Message, i: int) -> list[Any]:
-    event = copy.deepcopy(format_meta(message, FORMAT).get("event"))
+    event = copy.deepcopy(common.format_meta(message, FORMAT).get("event"))
     calls = [b for b in message["content"] if b["type"] == "tool_call"]
     results = [(j, b) for j, b in enumerate(message["content"]) if b["type"] == "tool_result"]
     texts = [b["text"] for b in message["content"] if b["type"] == "text"]
@@ -268,7 +259,7 @@ def to_openhands(messages: Sequence[Any]) -> list[Any]:
     agent: no event holds a call without its observation and no text splits a batch from its results.
     """
     out: list[Any] = []
-    for i, message in enumerate(neutral_input(messages)):
+    for i, message in enumerate(common.neutral_input(messages)):
         value = carried(message, FORMAT) if isinstance(message, dict) else None
         if value is not None:
             out.extend(value)

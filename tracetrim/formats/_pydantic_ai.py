@@ -3,22 +3,12 @@
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from tracetrim._json import strict_loads
 from tracetrim._snapshot import Block, Message, SnapshotError
-from tracetrim.formats._common import (
-    attach_meta,
-    dump_input,
-    format_meta,
-    is_raw,
-    mark_pending,
-    message_id,
-    neutral_input,
-    raw_block,
-    unsupported,
-)
+from tracetrim.formats import _common as common
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
@@ -38,7 +28,7 @@ def _output_of(content: Any, extra: dict[str, Any]) -> str:
     if isinstance(content, str):
         return content
     extra["json_content"] = True
-    return json.dumps(content, ensure_ascii=False)
+    return common.dump_input(content)
 
 
 def _part_to_block(part: dict[str, Any]) -> tuple[Block, dict[str, Any]]:
@@ -57,7 +47,7 @@ def _part_to_block(part: dict[str, Any]) -> tuple[Block, dict[str, Any]]:
             tool_input = args
         else:
             extra["args_form"] = "none" if args is None else "dict"
-            tool_input = dump_input({} if args is None else args)
+            tool_input = common.dump_input({} if args is None else args)
         return {
             "type": "tool_call",
             "id": part["tool_call_id"],
@@ -79,7 +69,7 @@ def _part_to_block(part: dict[str, Any]) -> tuple[Block, dict[str, Any]]:
         if isinstance(extra.get("metadata"), dict):  # other values stay with the part's own fields
             result["metadata"] = extra.pop("metadata")
         return result, extra
-    return raw_block(FORMAT, part), {}
+    return common.raw_block(FORMAT, part), {}
 
 
 def from_pydantic_ai(messages: Sequence[Any]) -> list[Message]:
@@ -94,8 +84,7 @@ def from_pydantic_ai(messages: Sequence[Any]) -> list[Message]:
     """
     from pydantic_ai.messages import ModelMessagesTypeAdapter
 
-    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
-        raise SnapshotError(f"messages must be a list of messages, got {type(messages).__name__}")
+    common.require_sequence(messages, "messages", "messages")
     try:
         dumped: list[dict[str, Any]] = ModelMessagesTypeAdapter.dump_python(list(messages), mode="json")
     except Exception as exc:  # pydantic raises several types for objects that are not pydantic-ai messages
@@ -104,7 +93,7 @@ def from_pydantic_ai(messages: Sequence[Any]) -> list[Message]:
     out: list[Message] = []
     for i, message in enumerate(dumped):
         skeleton = {k: v for k, v in message.items() if k != "parts"}
-        group = message_id("pa-", message, seen, i)
+        group = common.message_id("pa-", message, seen, i)
         pieces: list[tuple[str, list[Block], dict[str, Any]]] = []
         for part in message["parts"]:
             role = (
@@ -127,11 +116,11 @@ def from_pydantic_ai(messages: Sequence[Any]) -> list[Message]:
             if extras:
                 meta["parts"] = extras
             out.append(
-                attach_meta(
+                common.attach_meta(
                     {"id": group if k == 0 else f"{group}.{k}", "role": role, "content": blocks}, FORMAT, meta
                 )
             )
-    return mark_pending(out)
+    return common.mark_pending(out)
 
 
 def last_message_ids(neutral: Sequence[Message]) -> list[str]:
@@ -139,10 +128,10 @@ def last_message_ids(neutral: Sequence[Message]) -> list[str]:
     request by role; its pieces share a group, which no other message has)."""
     if not neutral:
         return []
-    group = format_meta(neutral[-1], FORMAT).get("group")
+    group = common.format_meta(neutral[-1], FORMAT).get("group")
     ids: list[str] = []
     for message in reversed(neutral):
-        if format_meta(message, FORMAT).get("group") != group:
+        if common.format_meta(message, FORMAT).get("group") != group:
             break
         ids.append(message["id"])
     return ids[::-1]
@@ -152,7 +141,7 @@ def _block_to_part(
     block: Block, recorded: dict[str, Any] | None, kind: str, i: int, j: int
 ) -> dict[str, Any]:
     btype = block["type"]
-    if is_raw(block, FORMAT):
+    if common.is_raw(block, FORMAT):
         value: dict[str, Any] = copy.deepcopy(block["value"])
         return value
     extra = copy.deepcopy(recorded or {})
@@ -173,7 +162,7 @@ def _block_to_part(
         args: Any = block["input"]
         if form is not None:
             try:
-                args = json.loads(block["input"])
+                args = strict_loads(block["input"])
             except ValueError:
                 form = None
             if form == "none" and args == {}:
@@ -193,7 +182,7 @@ def _block_to_part(
             texts = []
             for inner in output:
                 if not (isinstance(inner, dict) and inner.get("type") == "text"):
-                    raise unsupported(
+                    raise common.unsupported(
                         "pydantic-ai tool returns", inner if isinstance(inner, dict) else {}, i, j
                     )
                 texts.append(inner["text"])
@@ -201,7 +190,7 @@ def _block_to_part(
         content: Any = output
         if extra.pop("json_content", False):
             try:
-                content = json.loads(output)
+                content = strict_loads(output)
             except ValueError:
                 content = output
         state = block.get("state", "success")
@@ -219,7 +208,7 @@ def _block_to_part(
             "content": content,
             "tool_call_id": block["id"],
         }
-    raise unsupported("pydantic-ai messages", block, i, j)
+    raise common.unsupported("pydantic-ai messages", block, i, j)
 
 
 def to_pydantic_ai(messages: Sequence[Any]) -> list[ModelMessage]:
@@ -234,11 +223,11 @@ def to_pydantic_ai(messages: Sequence[Any]) -> list[ModelMessage]:
     """
     from pydantic_ai.messages import ModelMessagesTypeAdapter
 
-    neutral = neutral_input(messages)
+    neutral = common.neutral_input(messages)
     out: list[dict[str, Any]] = []
     last_group: str | None = None
     for i, message in enumerate(neutral):
-        meta = format_meta(message, FORMAT)
+        meta = common.format_meta(message, FORMAT)
         group = meta.get("group")
         recorded = meta.get("parts", {})
         joined = group is not None and group == last_group and bool(out)
@@ -256,7 +245,7 @@ def to_pydantic_ai(messages: Sequence[Any]) -> list[ModelMessage]:
                 block["type"] == "tool_result"
                 or message["role"] != "assistant"
                 or (
-                    is_raw(block, FORMAT)
+                    common.is_raw(block, FORMAT)
                     and "part_kind" in block["value"]
                     and block["value"]["part_kind"] in _PART_ROLE
                 )

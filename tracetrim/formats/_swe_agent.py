@@ -10,7 +10,7 @@ from typing import Any
 
 from tracetrim._marker import prose_action_metadata
 from tracetrim._snapshot import Message, SnapshotError, text_of_output
-from tracetrim.formats._common import attach_meta, format_meta, mark_pending, neutral_input, require_dict
+from tracetrim.formats import _common as common
 from tracetrim.formats._openai_chat import FORMAT as CHAT_FORMAT
 from tracetrim.formats._openai_chat import from_openai_chat, to_openai_chat
 
@@ -28,12 +28,11 @@ def from_swe_agent_history(history: Sequence[Any], *, synthesize_calls: bool = T
     ``swe-<message index>``) and the next user message (the observation) its result, so the history has
     tool pairs to compact. SWE-agent's own keys go in ``metadata["tracetrim.swe_agent"]``.
     """
-    if isinstance(history, (str, bytes)) or not isinstance(history, Sequence):
-        raise SnapshotError(f"history must be a list of message objects, got {type(history).__name__}")
+    common.require_sequence(history, "history", "message objects")
     chat: list[dict[str, Any]] = []
     kept: list[dict[str, Any]] = []
     for i, entry in enumerate(history):
-        entry = require_dict(entry, "a message", message=i)
+        entry = common.require_dict(entry, "a message", message=i)
         message = {k: copy.deepcopy(v) for k, v in entry.items() if k not in _KEYS}
         ids = entry.get("tool_call_ids")
         if entry.get("role") == "tool":
@@ -54,7 +53,7 @@ def from_swe_agent_history(history: Sequence[Any], *, synthesize_calls: bool = T
             # One observation answered several calls: give each its own result block with the same output.
             first = message["content"][0]
             message["content"].extend({**copy.deepcopy(first), "id": other} for other in ids[1:])
-        chat_meta = format_meta(message, CHAT_FORMAT)
+        chat_meta = common.format_meta(message, CHAT_FORMAT)
         if chat_meta.get("extra"):
             # SWE-agent's own extra keys travel with its metadata, so an OpenAI-chat writer never sends them
             extra = {**extra, "chat_extra": chat_meta.pop("extra")}
@@ -68,7 +67,7 @@ def from_swe_agent_history(history: Sequence[Any], *, synthesize_calls: bool = T
                         "type": "tool_call",
                         "id": call_id,
                         "name": name,
-                        "input": json.dumps({"command": action}, ensure_ascii=False),
+                        "input": common.dump_input({"command": action}),
                         "state": "finished",
                         "metadata": prose_action_metadata(),
                     }
@@ -92,8 +91,8 @@ def from_swe_agent_history(history: Sequence[Any], *, synthesize_calls: bool = T
                 }
                 extra = {**extra, "observation_of": pending[0]}
                 pending = None
-        out.append(attach_meta(message, FORMAT, extra))
-    return mark_pending(out)
+        out.append(common.attach_meta(message, FORMAT, extra))
+    return common.mark_pending(out)
 
 
 def load_swe_agent_traj(path: str | Path, *, synthesize_calls: bool = True) -> list[Message]:
@@ -122,7 +121,7 @@ def _observation_text(message: Message, i: int) -> list[Any]:
 
 
 def _history_entries(message: Message, i: int) -> list[dict[str, Any]]:
-    meta = format_meta(message, FORMAT)
+    meta = common.format_meta(message, FORMAT)
     synthesized = meta.get("synthesized_call")
     if "observation_of" in meta:
         message = {**message, "role": "user", "content": _observation_text(message, i)}
@@ -160,6 +159,6 @@ def to_swe_agent_history(messages: Sequence[Any]) -> list[dict[str, Any]]:
     message it was, with the result's text (shortened, if compaction shortened it).
     """
     out: list[dict[str, Any]] = []
-    for i, message in enumerate(neutral_input(messages)):
+    for i, message in enumerate(common.neutral_input(messages)):
         out.extend(_history_entries(message, i))
     return out

@@ -11,23 +11,11 @@ are not the agent's context: they ride as raw parts, never judged.
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Sequence
 from typing import Any
 
 from tracetrim._snapshot import Block, Message, SnapshotError, text_of_output
-from tracetrim.formats._common import (
-    attach_meta,
-    format_meta,
-    is_raw,
-    mark_pending,
-    message_id,
-    neutral_input,
-    parse_input,
-    raw_block,
-    require_dict,
-    require_str,
-)
+from tracetrim.formats import _common as common
 
 FORMAT = "tau2"
 _ROLES = frozenset({"system", "user", "assistant", "tool"})
@@ -72,7 +60,7 @@ def _agent_call(call: Any) -> bool:
 
 
 def _result(tool: dict[str, Any], i: int, names: dict[str, str]) -> Block:
-    call_id = require_str(tool.get("id"), "a tool message id", message=i, field="id")
+    call_id = common.require_str(tool.get("id"), "a tool message id", message=i, field="id")
     content = tool.get("content")
     return {
         "type": "tool_result",
@@ -99,19 +87,14 @@ def from_tau2(messages: Sequence[Any]) -> list[Message]:
     message (``turn_idx``, ``timestamp``, ``cost``, ``usage``, ``raw_data``, ...) is kept in
     ``metadata["tracetrim.tau2"]`` so `to_tau2` writes the message back as it was.
     """
-    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
-        raise SnapshotError(f"messages must be a list of message objects, got {type(messages).__name__}")
+    common.require_sequence(messages, "messages", "message objects")
     seen: dict[str, int] = {}
     names: dict[str, str] = {}
     agent_calls: set[str] = set()
     out: list[Message] = []
     for i, message in enumerate(messages):
-        message = require_dict(message, "a message", message=i)
-        role = message.get("role")
-        if role not in _ROLES:
-            raise SnapshotError(
-                f"role must be one of {sorted(_ROLES)}, got {role!r}", message=i, field="role"
-            )
+        message = common.require_dict(message, "a message", message=i)
+        role = common.require_choice(message.get("role"), _ROLES, message=i, field="role")
         shell = copy.deepcopy(message)
         blocks: list[Block] = []
         neutral_role = role
@@ -125,7 +108,7 @@ def from_tau2(messages: Sequence[Any]) -> list[Message]:
                 if _answers_agent(tool, agent_calls):
                     blocks.append(_result(tool, i, names))
                 else:
-                    blocks.append(raw_block(FORMAT, copy.deepcopy(tool)))
+                    blocks.append(common.raw_block(FORMAT, copy.deepcopy(tool)))
             neutral_role = "assistant"
             if multi:
                 del shell["tool_messages"]
@@ -146,16 +129,16 @@ def from_tau2(messages: Sequence[Any]) -> list[Message]:
                             "type": "tool_call",
                             "id": call["id"],
                             "name": call["name"],
-                            "input": json.dumps(call["arguments"], ensure_ascii=False),
+                            "input": common.dump_input(call["arguments"]),
                             "state": "finished",
                         }
                     )
                 else:
-                    blocks.append(raw_block(FORMAT, copy.deepcopy(call)))
+                    blocks.append(common.raw_block(FORMAT, copy.deepcopy(call)))
         meta["message"] = shell
-        neutral = {"id": message_id("t2-", message, seen, i), "role": neutral_role, "content": blocks}
-        out.append(attach_meta(neutral, FORMAT, meta))
-    return mark_pending(out)
+        neutral = {"id": common.message_id("t2-", message, seen, i), "role": neutral_role, "content": blocks}
+        out.append(common.attach_meta(neutral, FORMAT, meta))
+    return common.mark_pending(out)
 
 
 def _tool(block: Block, base: dict[str, Any], i: int, j: int) -> dict[str, Any]:
@@ -182,7 +165,7 @@ def _tools(message: Message, meta: dict[str, Any], i: int) -> list[dict[str, Any
         if block["type"] == "tool_result":
             base = stored.get(block["id"], {}) if stored is not None else shell
             tools.append(_tool(block, base, i, j))
-        elif is_raw(block, FORMAT):
+        elif common.is_raw(block, FORMAT):
             tools.append(copy.deepcopy(block["value"]))
         elif block["type"] == "text":
             tools.append({"role": "assistant", "content": block["text"]})
@@ -192,7 +175,7 @@ def _tools(message: Message, meta: dict[str, Any], i: int) -> list[dict[str, Any
 
 
 def _convert(message: Message, i: int) -> list[dict[str, Any]]:
-    meta = format_meta(message, FORMAT)
+    meta = common.format_meta(message, FORMAT)
     shell = copy.deepcopy(meta.get("message") or {})
     if shell.get("role") == "tool" or (
         not shell and any(b["type"] == "tool_result" for b in message["content"])
@@ -204,9 +187,11 @@ def _convert(message: Message, i: int) -> list[dict[str, Any]]:
         if block["type"] == "tool_call":
             previous = {c.get("id"): c for c in shell.get("tool_calls") or [] if isinstance(c, dict)}
             call = copy.deepcopy(previous.get(block["id"], {"id": block["id"], "name": block["name"]}))
-            call.update({"id": block["id"], "name": block["name"], "arguments": parse_input(block, i, j)})
+            call.update(
+                {"id": block["id"], "name": block["name"], "arguments": common.parse_input(block, i, j)}
+            )
             calls.append(call)
-        elif is_raw(block, FORMAT):
+        elif common.is_raw(block, FORMAT):
             calls.append(copy.deepcopy(block["value"]))
     out = shell or {"role": message["role"]}
     original = out.get("content")
@@ -225,6 +210,6 @@ def to_tau2(messages: Sequence[Any]) -> list[dict[str, Any]]:
     kept fields come back; calls and results from the blocks that remain (an assistant whose every
     call was dropped gets ``tool_calls: null``, as tau2 writes a message without calls)."""
     out: list[dict[str, Any]] = []
-    for i, message in enumerate(neutral_input(messages)):
+    for i, message in enumerate(common.neutral_input(messages)):
         out.extend(_convert(message, i))
     return out

@@ -16,7 +16,7 @@ from tracetrim._public import publish
 from tracetrim.harness_adapter._markers import restore_markers
 from tracetrim.harness_adapter._read_only import declares_read_only, read_only_tools
 from tracetrim.harness_adapter._run import AdapterResult, compact_history
-from tracetrim.harness_adapter._strategy import CompactionStrategy, PlanningStrategy
+from tracetrim.harness_adapter._strategy import CompactionStrategy
 
 _LAZY = {
     "TracetrimMiddleware": "agentscope",
@@ -30,7 +30,6 @@ _LAZY = {
 __all__ = [
     "AdapterResult",
     "CompactionStrategy",
-    "PlanningStrategy",
     "compact_history",
     "declares_read_only",
     "read_only_tools",

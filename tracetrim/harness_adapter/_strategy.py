@@ -30,7 +30,3 @@ class CompactionStrategy(Protocol):
     async def compact(self, request: CompactionRequest) -> list[Message] | None:
         """The new neutral history, or None to leave the host's default in charge."""
         ...
-
-
-PlanningStrategy = CompactionStrategy
-"""The earlier name of the protocol with ``plan``; `CompactionStrategy` now has ``plan`` itself."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Unpack
@@ -11,6 +10,7 @@ from agentscope.agent import Agent
 from agentscope.message import Msg
 from agentscope.middleware import MiddlewareBase
 
+from tracetrim._json import strict_loads
 from tracetrim._scope import Scope
 from tracetrim._snapshot import Message
 from tracetrim.harness_adapter._changes import Changes, diff_tool_blocks
@@ -131,7 +131,7 @@ class TracetrimMiddleware(WindowedAdapter, MiddlewareBase):
                 if key is None:
                     continue
                 try:
-                    value = json.loads(block["input"]).get(key)
+                    value = strict_loads(block["input"]).get(key)
                 except (ValueError, AttributeError):
                     continue
                 if isinstance(value, str):

@@ -8,9 +8,9 @@ import attrs
 
 from tracetrim._snapshot import Message
 from tracetrim.compactor._judging import history_view, stated_plan
-from tracetrim.compactor._observation import default_goal
 from tracetrim.compactor._pairs import Pair, find_pairs, protected_messages
 from tracetrim.decision._features import pair_features
+from tracetrim.decision._goal import default_goal
 from tracetrim.decision._history import HistoryView
 from tracetrim.learn._labels import Evidence, credited, evidence
 from tracetrim.learn._sources import Trajectory

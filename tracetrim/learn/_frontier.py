@@ -10,6 +10,7 @@ import attrs
 
 from tracetrim._json import canonical_length
 from tracetrim._snapshot import Message, text_of_output
+from tracetrim._tally import share
 from tracetrim._tokens import estimate_tokens, history_tokens
 from tracetrim.compactor import (
     CompactionRequest,
@@ -22,7 +23,8 @@ from tracetrim.compactor import (
 from tracetrim.compactor._excerpt import excerpt, salience
 from tracetrim.compactor._pairs import Pair
 from tracetrim.compactor._repeats import MIN_REPEAT_CHARS
-from tracetrim.decision import DecisionModel, HistoryJudge, HistoryView, PairJudgement
+from tracetrim.decision import HistoryView, PairJudgement
+from tracetrim.decision._remote import ModelOrJudge
 from tracetrim.learn._examples import Cut
 from tracetrim.learn._labels import findable, history_text
 
@@ -49,12 +51,12 @@ class Point:
     @property
     def recall(self) -> float:
         """Share of later-used old results whose used strings are still somewhere in the history."""
-        return self.findable / self.needed if self.needed else 1.0
+        return share(self.findable, self.needed, 1.0)
 
     @property
     def verbatim_recall(self) -> float:
         """Share of later-used old results still there word for word."""
-        return self.verbatim / self.needed if self.needed else 1.0
+        return share(self.verbatim, self.needed, 1.0)
 
     @property
     def removed(self) -> float:
@@ -180,7 +182,7 @@ def excerpt_every() -> CutStrategy:
 
 
 def default_compactor(
-    model: DecisionModel | HistoryJudge, *, budget_share: float | None = None, **overrides: Any
+    model: ModelOrJudge, *, budget_share: float | None = None, **overrides: Any
 ) -> Callable[[Cut], Compactor]:
     """A SHADOW compactor per cut with the trajectory's eligible tools and default settings.
 

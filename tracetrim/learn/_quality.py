@@ -10,14 +10,11 @@ import attrs
 
 from tracetrim._json import canonical_json, canonical_length
 from tracetrim._snapshot import Message
+from tracetrim._tally import summed
 from tracetrim.compactor import CompactionRequest, Compactor, CompactorConfig, ExecutionOptions, Mode
 from tracetrim.compactor._pairs import Pair, find_pairs, protected_messages
-from tracetrim.decision import (
-    DecisionModel,
-    LearnedDecisionModel,
-    LexicalDecisionModel,
-    ScriptedDecisionModel,
-)
+from tracetrim.decision import DecisionModel, LearnedDecisionModel, ScriptedDecisionModel
+from tracetrim.decision._remote import ModelOrJudge
 
 LABEL_KINDS = ("critical", "needed", "irrelevant", "superseded", "protected")
 
@@ -270,9 +267,9 @@ def score_labels(original: Sequence[Message], compacted: Sequence[Message], labe
 
 
 def tracetrim_strategy(
-    model: DecisionModel | None = None,
+    model: ModelOrJudge | None = None,
     *,
-    model_for: Callable[[Case], DecisionModel] | None = None,
+    model_for: Callable[[Case], ModelOrJudge] | None = None,
     keep_threshold: float = 0.5,
     discard_threshold: float | None = None,
 ) -> Strategy:
@@ -369,7 +366,6 @@ def standard_strategies(*, with_labels: bool = True) -> list[tuple[str, Strategy
     """The strategies of the quality table, in order (the label-reading upper bound last)."""
     strategies: list[tuple[str, Strategy]] = [
         ("tracetrim", tracetrim_strategy(LearnedDecisionModel())),
-        ("lexical", tracetrim_strategy(LexicalDecisionModel())),
         ("keep-last-10", keep_last_n(10)),
         ("keep-last-3", keep_last_n(3)),
         ("clear-tool-uses-3", clear_tool_uses(3)),
@@ -435,10 +431,7 @@ def total(history: str, strategy: str, rows: Sequence[QualityRow]) -> QualityRow
         labels = LabelScore(
             *(sum((getattr(s, f.name) for s in scored), Count()) for f in attrs.fields(LabelScore))
         )
-    extra: dict[str, Count] = {}
-    for row in rows:
-        for key, value in row.extra.items():
-            extra[key] = extra.get(key, Count()) + value
+    extra = summed((row.extra for row in rows), Count())
     return QualityRow(
         history=history,
         strategy=strategy,

@@ -74,8 +74,20 @@ def _results(history: Sequence[Message]) -> list[tuple[Slot, Block]]:
     ]
 
 
+def described(line: Callable[[Any], str]) -> Any:
+    """An attrs field whose default is ``line`` of the instance: a strategy's ``models``, which names
+    the settings it was made with."""
+    return attrs.field(default=attrs.Factory(line, takes_self=True))
+
+
 def _placeholder(text: str) -> Edit:
     return lambda block: {**block, "output": text}
+
+
+def _cleared(text: str, slots: Callable[[Sequence[Message]], list[Slot]]) -> _Edited:
+    """A session whose every prompt has the results at ``slots`` of its history replaced by ``text``."""
+    placeholder = _placeholder(text)
+    return _Edited(lambda history: dict.fromkeys(slots(history), placeholder))
 
 
 @attrs.frozen
@@ -95,26 +107,22 @@ class KeepLastN:
     """Observation masking: every tool result but the last ``keep`` replaced by a placeholder, every call."""
 
     keep: int = 10
-    name: str = attrs.field(default=attrs.Factory(lambda self: f"keep-last-{self.keep}", takes_self=True))
-    models: str = attrs.field(
-        default=attrs.Factory(
-            lambda self: (
-                f"observation masking (Lindenbauer et al., 2025): all but the last {self.keep} tool results "
-                f"become '{MASK_PLACEHOLDER}' at every call, calls kept"
-            ),
-            takes_self=True,
+    name: str = described(lambda self: f"keep-last-{self.keep}")
+    models: str = described(
+        lambda self: (
+            f"observation masking (Lindenbauer et al., 2025): all but the last {self.keep} tool results "
+            f"become '{MASK_PLACEHOLDER}' at every call, calls kept"
         )
     )
 
     def start(self, run: Trajectory, host: HostRule, book: MessageBook) -> _Edited:
         """A session masking at every call."""
-        placeholder = _placeholder(MASK_PLACEHOLDER)
 
-        def plan(history: Sequence[Message]) -> dict[Slot, Edit]:
+        def masked(history: Sequence[Message]) -> list[Slot]:
             results = _results(history)
-            return {slot: placeholder for slot, _ in results[: max(len(results) - self.keep, 0)]}
+            return [slot for slot, _ in results[: max(len(results) - self.keep, 0)]]
 
-        return _Edited(plan)
+        return _cleared(MASK_PLACEHOLDER, masked)
 
 
 def _calls(history: Sequence[Message]) -> dict[str, str]:
@@ -142,38 +150,32 @@ class AnthropicClearToolUses:
     clear_at_least: int = 0
     exclude_tools: frozenset[str] = frozenset()
     name: str = "anthropic clear_tool_uses"
-    models: str = attrs.field(
-        default=attrs.Factory(
-            lambda self: (
-                f"Anthropic clear_tool_uses_20250919 (docs, context editing): trigger {self.trigger:,} input "
-                f"tokens, keep {self.keep} tool uses, clear_at_least {self.clear_at_least or 'none'}, inputs "
-                "kept, no tool excluded; server-side, per request"
-            ),
-            takes_self=True,
+    models: str = described(
+        lambda self: (
+            f"Anthropic clear_tool_uses_20250919 (docs, context editing): trigger {self.trigger:,} input "
+            f"tokens, keep {self.keep} tool uses, clear_at_least {self.clear_at_least or 'none'}, inputs "
+            "kept, no tool excluded; server-side, per request"
         )
     )
 
     def start(self, run: Trajectory, host: HostRule, book: MessageBook) -> _Edited:
         """A session clearing per request, as the API does over the full history it is sent."""
-        placeholder = _placeholder(CLEARED_PLACEHOLDER)
 
-        def plan(history: Sequence[Message]) -> dict[Slot, Edit]:
+        def cleared(history: Sequence[Message]) -> list[Slot]:
             if book.total(history) <= self.trigger:
-                return {}
+                return []
             calls = _calls(history)
             kept = set(list(calls)[-self.keep :]) if self.keep else set()
-            edits: dict[Slot, Edit] = {}
-            cleared = 0
+            slots: list[Slot] = []
+            tokens = 0
             for slot, block in _results(history):
                 call_id = str(block["id"])
                 if call_id in calls and call_id not in kept and calls[call_id] not in self.exclude_tools:
-                    edits[slot] = placeholder
-                    cleared += book.count(text_of_output(block["output"]) or "")
-            if cleared < self.clear_at_least:
-                return {}
-            return edits
+                    slots.append(slot)
+                    tokens += book.count(text_of_output(block["output"]) or "")
+            return slots if tokens >= self.clear_at_least else []
 
-        return _Edited(plan)
+        return _cleared(CLEARED_PLACEHOLDER, cleared)
 
 
 def langchain_tokens(history: Sequence[Message]) -> int:
@@ -203,45 +205,41 @@ class LangChainClearToolUses:
     clear_at_least: int = 0
     exclude_tools: frozenset[str] = frozenset()
     name: str = "langchain ClearToolUsesEdit"
-    models: str = attrs.field(
-        default=attrs.Factory(
-            lambda self: (
-                f"LangChain ContextEditingMiddleware + ClearToolUsesEdit (langchain 1.x source): trigger "
-                f"{self.trigger:,} approximate tokens, keep {self.keep} results, clear_at_least "
-                f"{self.clear_at_least}, placeholder '{CLEARED_PLACEHOLDER}'; per request"
-            ),
-            takes_self=True,
+    models: str = described(
+        lambda self: (
+            f"LangChain ContextEditingMiddleware + ClearToolUsesEdit (langchain 1.x source): trigger "
+            f"{self.trigger:,} approximate tokens, keep {self.keep} results, clear_at_least "
+            f"{self.clear_at_least}, placeholder '{CLEARED_PLACEHOLDER}'; per request"
         )
     )
 
     def start(self, run: Trajectory, host: HostRule, book: MessageBook) -> _Edited:
         """A session editing each request's copy, as the middleware's ``wrap_model_call`` does."""
-        placeholder = _placeholder(CLEARED_PLACEHOLDER)
 
-        def plan(history: Sequence[Message]) -> dict[Slot, Edit]:
+        def cleared(history: Sequence[Message]) -> list[Slot]:
             before = langchain_tokens(history)
             if before <= self.trigger:
-                return {}
+                return []
             calls = _calls(history)
             results = _results(history)
             candidates = results[: -self.keep] if self.keep else results
             if self.keep >= len(results):
                 candidates = []
-            edits: dict[Slot, Edit] = {}
+            slots: list[Slot] = []
             reclaimed = 0
             for slot, block in candidates:
                 call_id = str(block["id"])
                 if call_id not in calls or (block.get("name") or calls[call_id]) in self.exclude_tools:
                     continue
-                edits[slot] = placeholder
+                slots.append(slot)
                 if self.clear_at_least > 0:
                     text = text_of_output(block["output"]) or ""
                     reclaimed += math.ceil(len(text) / 4) - math.ceil(len(CLEARED_PLACEHOLDER) / 4)
                     if reclaimed >= self.clear_at_least:
                         break
-            return edits
+            return slots
 
-        return _Edited(plan)
+        return _cleared(CLEARED_PLACEHOLDER, cleared)
 
 
 def _is_user_turn(message: Message) -> bool:
@@ -263,14 +261,11 @@ class OpenAIToolOutputTrimmer:
     max_output_chars: int = 500
     preview_chars: int = 200
     name: str = "openai ToolOutputTrimmer"
-    models: str = attrs.field(
-        default=attrs.Factory(
-            lambda self: (
-                "OpenAI Agents SDK ToolOutputTrimmer (openai-agents source): recent_turns "
-                f"{self.recent_turns}, outputs over {self.max_output_chars} chars cut to a "
-                f"{self.preview_chars}-char preview, every tool; a call_model_input_filter, per call"
-            ),
-            takes_self=True,
+    models: str = described(
+        lambda self: (
+            "OpenAI Agents SDK ToolOutputTrimmer (openai-agents source): recent_turns "
+            f"{self.recent_turns}, outputs over {self.max_output_chars} chars cut to a "
+            f"{self.preview_chars}-char preview, every tool; a call_model_input_filter, per call"
         )
     )
 

@@ -14,6 +14,7 @@ from tracetrim.replay._baselines import (
 )
 from tracetrim.replay._host import HostRule
 from tracetrim.replay._planners import Judge, tracetrim_budget, tracetrim_offload, tracetrim_threshold
+from tracetrim.replay._prices import ANTHROPIC, CachePrices
 from tracetrim.replay._protocol import ReplayStrategy
 
 DEFAULT_WINDOW = 128_000
@@ -54,12 +55,19 @@ STRATEGY_NAMES = (
     "offload",
     "threshold-no-tombstones",
     "budget-no-tombstones",
+    "budget-target-or-nothing",
+    "threshold-cache-gate",
+    "budget-cache-gate",
 )
 """What ``tracetrim replay --strategies`` accepts: the baselines, then tracetrim's strategies."""
 DEFAULT_NAMES = STRATEGY_NAMES[:8]
-"""The strategies a replay walks unless told otherwise (the variants without tombstones are opt-in)."""
-NO_TOMBSTONES = STRATEGY_NAMES[8:]
+"""The strategies a replay walks unless told otherwise (the variants are opt-in)."""
+NO_TOMBSTONES = STRATEGY_NAMES[8:10]
 """The planner modes once more without the tombstones the library leaves by default."""
+VARIANTS = STRATEGY_NAMES[10:]
+"""tracetrim's other settings: a budget that adopts nothing short of its target (``adopt_partial``
+false), and both planner modes refusing a compaction that would not pay back its cache rewrite at the
+replay's prices (``cache_prices``)."""
 
 
 def strategies_by_name(
@@ -68,15 +76,17 @@ def strategies_by_name(
     *,
     mask_keep: int = 10,
     baseline_trigger: int | None = None,
+    prices: CachePrices = ANTHROPIC,
 ) -> list[ReplayStrategy]:
     """The named strategies (`STRATEGY_NAMES`), in the order given; ``baseline_trigger`` replaces the
-    100,000-token trigger of Anthropic's and LangChain's clearing (their other defaults kept)."""
+    100,000-token trigger of Anthropic's and LangChain's clearing (their other defaults kept);
+    ``prices`` are what the cache-gated variants weigh a rewrite with (the replay's, as a rule)."""
     unknown = [n for n in names if n not in STRATEGY_NAMES]
     if unknown:
         raise FieldValueError(
             f"unknown strategy {', '.join(unknown)}; choose from {', '.join(STRATEGY_NAMES)}"
         )
-    needs_judge = any(n in ("threshold", "budget", *NO_TOMBSTONES) for n in names)
+    needs_judge = any(n in ("threshold", "budget", *NO_TOMBSTONES, *VARIANTS) for n in names)
     if needs_judge and judge is None:
         from tracetrim.decision import LearnedDecisionModel
 
@@ -93,5 +103,8 @@ def strategies_by_name(
         "offload": tracetrim_offload,
         "threshold-no-tombstones": lambda: tracetrim_threshold(judge, tombstones=False),
         "budget-no-tombstones": lambda: tracetrim_budget(judge, tombstones=False),
+        "budget-target-or-nothing": lambda: tracetrim_budget(judge, adopt_partial=False),
+        "threshold-cache-gate": lambda: tracetrim_threshold(judge, cache_prices=prices.ratios),
+        "budget-cache-gate": lambda: tracetrim_budget(judge, cache_prices=prices.ratios),
     }
     return [build[name]() for name in names]

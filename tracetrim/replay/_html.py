@@ -7,10 +7,10 @@ browser can check every chart was drawn. Nothing is fetched.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from html import escape
 
-from tracetrim.audit._html import _SCRIPT, _STYLE
+from tracetrim.audit._html import PAGE_SCRIPT, PAGE_STYLE
 from tracetrim.audit._svg import Series, lines, message, stacked_bars
 from tracetrim.replay._result import ALL, ReplayReport, StrategyRun, StrategyTotals
 from tracetrim.replay._text import HEADER, LOSS_HEADER, loss_rows, rows, tokens
@@ -52,60 +52,73 @@ def _number(value: float) -> str:
     return tokens(value)
 
 
+def _bars(
+    name: str,
+    title: str,
+    totals: Sequence[StrategyTotals],
+    series: Sequence[Series],
+    *,
+    number: Callable[[float], str] = _number,
+    empty: tuple[str, str] | None = None,
+) -> str:
+    """One stacked bar per strategy of ``totals``; with ``empty`` (a title and a line), that message
+    instead when every value is 0."""
+    if empty is not None and not any(v for s in series for v in s.values):
+        return message(name, *empty)
+    return stacked_bars(name, title, [t.strategy for t in totals], series, number=number)
+
+
 def billed_chart(name: str, totals: Sequence[StrategyTotals]) -> str:
     """Prompt tokens summed over calls, and the extra turns of recalls and re-runs, per strategy."""
-    return stacked_bars(
+    return _bars(
         name,
         "Tokens billed (prompt tokens over every call)",
-        [t.strategy for t in totals],
+        totals,
         [
             Series("prompts", "#4a78a8", [t.prompt_tokens for t in totals]),
             Series("recall and re-run turns", "#e0a030", [t.recall_tokens for t in totals]),
         ],
-        number=_number,
     )
 
 
 def cached_chart(name: str, totals: Sequence[StrategyTotals], read: float, write: float) -> str:
     """The same calls priced with the cache model: what reads cost and what writes cost."""
-    return stacked_bars(
+    return _bars(
         name,
         "Cache-adjusted cost, in plain input tokens",
-        [t.strategy for t in totals],
+        totals,
         [
             Series("cache reads", "#5b8c5a", [t.cache_read_tokens * read for t in totals]),
             Series("cache writes", "#c0392b", [t.cache_write_tokens * write for t in totals]),
         ],
-        number=_number,
     )
 
 
 def losses_chart(name: str, totals: Sequence[StrategyTotals]) -> str:
     """Uses whose strings a prompt lacked, by what still pointed to them."""
-    if not any(t.missing for t in totals):
-        return message(name, "Later-used content missing when used", "nothing used later was missing")
-    return stacked_bars(
+    return _bars(
         name,
         "Uses whose strings were gone when used",
-        [t.strategy for t in totals],
+        totals,
         [
             Series("recallable", RECALL, [t.recallable for t in totals]),
             Series("re-run", RERUN, [t.rerun for t in totals]),
             Series("silent", SILENT, [t.silent for t in totals]),
         ],
+        number=lambda v: f"{v:,.0f}",
+        empty=("Later-used content missing when used", "nothing used later was missing"),
     )
 
 
 def planning_chart(name: str, totals: Sequence[StrategyTotals]) -> str:
     """Seconds spent planning (or editing requests), per strategy."""
-    if not any(t.planning_ms for t in totals):
-        return message(name, "Planning time", "no time measured")
-    return stacked_bars(
+    return _bars(
         name,
         "Time spent planning, seconds",
-        [t.strategy for t in totals],
+        totals,
         [Series("planning", "#6d4c9f", [t.planning_ms / 1000 for t in totals])],
         number=lambda v: f"{v:.2f}",
+        empty=("Planning time", "no time measured"),
     )
 
 
@@ -235,12 +248,12 @@ def render_html(report: ReplayReport, *, title: str = "tracetrim replay") -> str
     return (
         "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
         '<meta name=viewport content="width=device-width,initial-scale=1">'
-        f"<title>{escape(title)}</title><style>{_STYLE}</style></head><body>"
+        f"<title>{escape(title)}</title><style>{PAGE_STYLE}</style></head><body>"
         f"<h1>{escape(title)}</h1><p class=sub>{runs:,} runs, {len(report.strategies)} strategies; "
         f"host rule: {escape(report.host.describe())}; prices: {escape(report.prices.describe())}; "
         "self-contained report written by <code>tracetrim replay --html</code></p>"
         f"<p>{escape(EXPLAINED)}</p>"
         f"{''.join(sections)}<h2>Context at each model call</h2>{''.join(saw) or '<p>No runs.</p>'}"
         f"<h2>Strategies</h2><table>{legend}</table>"
-        f"<script>{_SCRIPT}</script></body></html>\n"
+        f"<script>{PAGE_SCRIPT}</script></body></html>\n"
     )

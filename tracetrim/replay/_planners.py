@@ -23,14 +23,15 @@ from tracetrim.compactor import (
     OffloadStrategy,
     Outcome,
 )
-from tracetrim.decision import DecisionModel, HistoryJudge, LearnedDecisionModel
+from tracetrim.decision import LearnedDecisionModel
+from tracetrim.decision._remote import ModelOrJudge
 from tracetrim.harness_adapter import CompactionStrategy
 from tracetrim.learn._sources import Trajectory
 from tracetrim.replay._book import MessageBook
 from tracetrim.replay._host import HostRule
 from tracetrim.replay._protocol import Turn
 
-Judge = DecisionModel | HistoryJudge
+Judge = ModelOrJudge
 JudgeFor = Callable[[Trajectory], Judge]
 """The judge for one run: a held-out fold's model, say (a benchmark never lets a judge see its run)."""
 
@@ -144,6 +145,11 @@ def _strategy(
     extra = "".join(f", {key}={value!r}" for key, value in sorted(config.items()))
     # The library leaves tombstones by default; a strategy named plainly is the default.
     default = f"tracetrim {kind.value}" + (" without tombstones" if config.get("tombstones") is False else "")
+    if config.get("adopt_partial") is False:
+        default += ", target or nothing"
+    if config.get("cache_prices") is not None:
+        read, write = config["cache_prices"]
+        default += f", cache gate {read:g}/{write:g}"
     return TracetrimStrategy(
         kind, name or default, judge_for, dict(config), _MODELS[kind].format(extra=extra)
     )

@@ -26,6 +26,11 @@ class CachePrices:
         """The price of one prompt, in plain-input-token units."""
         return read_tokens * self.read + write_tokens * self.write
 
+    @property
+    def ratios(self) -> tuple[float, float]:
+        """``(read, write)``: what `tracetrim.CompactorConfig.cache_prices` takes."""
+        return (self.read, self.write)
+
     def describe(self) -> str:
         """One line, e.g. ``anthropic: cache read 0.1x, write 1.25x``."""
         return f"{self.name}: cache read {self.read:g}x, write {self.write:g}x"

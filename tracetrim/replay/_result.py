@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import attrs
 
 from tracetrim._convert import to_json_object
+from tracetrim._tally import share, summed
+from tracetrim.compactor._budget import pays_back
 from tracetrim.replay._host import HostRule
 from tracetrim.replay._prices import CachePrices
 
@@ -30,14 +33,14 @@ class Compaction:
         This call writes the ``rewrite`` tokens instead of reading them and the ``saved`` ones, which
         costs ``(write - read) * rewrite - read * saved`` more; each later call reads ``saved`` fewer
         tokens, ``read * saved`` less. So it pays back when ``(remaining + 1) * read * saved`` exceeds
-        ``(write - read) * rewrite``.
+        ``(write - read) * rewrite``: the rule `tracetrim.CompactorConfig.cache_prices` applies.
         """
-        return (self.remaining + 1) * prices.read * self.saved > (prices.write - prices.read) * self.rewrite
+        return pays_back(self.saved, self.rewrite, self.remaining, prices.read, prices.write)
 
 
 @attrs.frozen(kw_only=True)
-class StrategyRun:
-    """One strategy walked over one run.
+class Figures:
+    """What one strategy billed and lost, over one run (`StrategyRun`) or many (`StrategyTotals`).
 
     Tokens are prompt (input) tokens, by the replay's counter. ``prompt_tokens`` sums the prompt of
     every model call (the context plus any result recalled earlier and still carried); ``recall_tokens``
@@ -49,7 +52,6 @@ class StrategyRun:
     """
 
     strategy: str
-    run: str
     dataset: str
     steps: int
     prompt_tokens: int
@@ -75,97 +77,64 @@ class StrategyRun:
     silent: int
     reasons: dict[str, int] = attrs.field(factory=dict)
     """Plan outcomes by reason (``ARCHIVED_PROPOSAL``, ``INSUFFICIENT_REDUCTION``, ...)."""
-    context: tuple[int, ...] = attrs.field(default=(), repr=False)
-    """The prompt's tokens at each model call: the sawtooth."""
-    events: tuple[Compaction, ...] = attrs.field(default=(), repr=False)
-    """Each compaction: when, what it saved, what it rewrote."""
 
     @property
     def missing(self) -> int:
         """Uses whose strings the prompt lacked, whatever pointed to them."""
         return self.recallable + self.rerun + self.silent
 
-
-@attrs.frozen(kw_only=True)
-class StrategyTotals:
-    """One strategy's totals over runs (of one dataset, or ``all``)."""
-
-    strategy: str
-    dataset: str
-    runs: int
-    steps: int
-    prompt_tokens: int
-    recall_tokens: int
-    billed_tokens: int
-    cache_read_tokens: int
-    cache_write_tokens: int
-    cache_cost: float
-    peak_context: int
-    mean_context: float
-    compactions: int
-    rewrite_tokens: int
-    rewrite_per_compaction: float
-    saved_tokens: int
-    paid_back: int
-    """Compactions that paid back their cache rewrite with the report's prices (`Compaction.pays_back`)."""
-    plans: int
-    planning_ms: float
-    uses: int
-    recallable: int
-    rerun: int
-    silent: int
-    reasons: dict[str, int] = attrs.field(factory=dict)
-
-    @property
-    def missing(self) -> int:
-        """Uses whose strings the prompt lacked."""
-        return self.recallable + self.rerun + self.silent
-
     @property
     def missing_share(self) -> float:
         """Share of uses whose strings the prompt lacked."""
-        return self.missing / self.uses if self.uses else 0.0
+        return share(self.missing, self.uses)
 
     @property
     def silent_share(self) -> float:
         """Share of uses silently lost."""
-        return self.silent / self.uses if self.uses else 0.0
+        return share(self.silent, self.uses)
+
+
+@attrs.frozen(kw_only=True)
+class StrategyRun(Figures):
+    """One strategy walked over one run: the figures, the prompt's size at every call, each compaction."""
+
+    run: str
+    context: tuple[int, ...] = attrs.field(default=(), repr=False)
+    """The prompt's tokens at each model call: the sawtooth."""
+    events: tuple[Compaction, ...] = attrs.field(default=(), repr=False)
+    """Each compaction: when, what it saved, what it rewrote."""
+
+
+@attrs.frozen(kw_only=True)
+class StrategyTotals(Figures):
+    """One strategy's totals over runs (of one dataset, or ``all``); ``peak_context`` is the largest."""
+
+    runs: int
+    mean_context: float
+    rewrite_per_compaction: float
+    paid_back: int
+    """Compactions that paid back their cache rewrite with the report's prices (`Compaction.pays_back`)."""
+
+
+SUMMED = tuple(
+    f.name for f in attrs.fields(Figures) if f.name not in ("strategy", "dataset", "peak_context", "reasons")
+)
+"""The figures whose total over runs is their sum."""
 
 
 def totals(strategy: str, dataset: str, runs: Sequence[StrategyRun], prices: CachePrices) -> StrategyTotals:
     """The totals of ``runs`` (all of one strategy); ``prices`` decide which compactions paid back."""
-    steps = sum(r.steps for r in runs)
-    compactions = sum(r.compactions for r in runs)
-    rewrite = sum(r.rewrite_tokens for r in runs)
-    reasons: dict[str, int] = {}
-    for run in runs:
-        for reason, n in run.reasons.items():
-            reasons[reason] = reasons.get(reason, 0) + n
+    sums: dict[str, Any] = {name: sum(getattr(r, name) for r in runs) for name in SUMMED}
     return StrategyTotals(
         strategy=strategy,
         dataset=dataset,
         runs=len(runs),
-        steps=steps,
-        prompt_tokens=sum(r.prompt_tokens for r in runs),
-        recall_tokens=sum(r.recall_tokens for r in runs),
-        billed_tokens=sum(r.billed_tokens for r in runs),
-        cache_read_tokens=sum(r.cache_read_tokens for r in runs),
-        cache_write_tokens=sum(r.cache_write_tokens for r in runs),
-        cache_cost=sum(r.cache_cost for r in runs),
         peak_context=max((r.peak_context for r in runs), default=0),
-        mean_context=sum(r.prompt_tokens for r in runs) / steps if steps else 0.0,
-        compactions=compactions,
-        rewrite_tokens=rewrite,
-        rewrite_per_compaction=rewrite / compactions if compactions else 0.0,
-        saved_tokens=sum(r.saved_tokens for r in runs),
+        mean_context=share(sums["prompt_tokens"], sums["steps"]),
+        rewrite_per_compaction=share(sums["rewrite_tokens"], sums["compactions"]),
         paid_back=sum(e.pays_back(prices) for r in runs for e in r.events),
-        plans=sum(r.plans for r in runs),
-        planning_ms=sum(r.planning_ms for r in runs),
-        uses=sum(r.uses for r in runs),
-        recallable=sum(r.recallable for r in runs),
-        rerun=sum(r.rerun for r in runs),
-        silent=sum(r.silent for r in runs),
-        reasons=dict(sorted(reasons.items())),
+        reasons=dict(sorted(summed((r.reasons for r in runs), 0).items())),
+        **sums,
     )
 
 

@@ -20,8 +20,9 @@ from tracetrim._snapshot import Message
 from tracetrim._tokens import TokenCounter, estimate_tokens
 from tracetrim.compactor._excerpt import IDENTIFIER_LIKE
 from tracetrim.decision._feature_index import authored_text, result_text
+from tracetrim.decision._reuse import WORD
 from tracetrim.decision._text import LINE_MIN
-from tracetrim.learn._labels import _WORD, history_text
+from tracetrim.learn._labels import history_text
 from tracetrim.replay._book import model_turns
 
 
@@ -67,21 +68,21 @@ def step_uses(
             if block.get("type") != "tool_result":
                 continue
             call_id, text = str(block["id"]), result_text(block)
-            words = set(_WORD.findall(text))
+            words = set(WORD.findall(text))
             for word in words:
                 if word.lower() not in seen_words:
                     word_sources.setdefault(word, []).append(call_id)
             lines = {s for line in text.splitlines() if len(s := line.strip()) >= LINE_MIN}
             for line in lines - seen_lines:
                 line_sources.setdefault(line, []).append(call_id)
-                first = _WORD.search(line)
+                first = WORD.search(line)
                 if first is not None:
                     lines_by_word.setdefault(first.group(), []).append(line)
             result_tokens[call_id] = count(text)
             fresh_words |= {w.lower() for w in words}
             fresh_lines |= lines
         everything = history_text([message])
-        seen_words |= fresh_words | {w.lower() for w in _WORD.findall(everything)}
+        seen_words |= fresh_words | {w.lower() for w in WORD.findall(everything)}
         seen_lines |= fresh_lines | {s.strip() for s in everything.splitlines()}
     return out
 
@@ -96,13 +97,13 @@ def _used(
     found: dict[str, set[str]] = {}
     if not text:
         return found
-    words = set(_WORD.findall(text))
+    words = set(WORD.findall(text))
     for word in words:
         if IDENTIFIER_LIKE.search(word):
             for call_id in word_sources.get(word, ()):
                 found.setdefault(call_id, set()).add(word)
         for line in lines_by_word.get(word, ()):
-            if line in text and all(w in words for w in _WORD.findall(line)):
+            if line in text and all(w in words for w in WORD.findall(line)):
                 for call_id in line_sources[line]:
                     found.setdefault(call_id, set()).add(line)
     return found

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
+from typing import Any, ParamSpec, TypeVar
 
 from tracetrim._snapshot import Message
 from tracetrim._validators import FieldValueError
@@ -20,6 +22,8 @@ from tracetrim.replay._uses import Use, step_uses
 
 Progress = Callable[[int, int], None]
 """Called with (runs done, runs in all) after each run."""
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 def _same(a: Message, b: Message) -> bool:
@@ -191,14 +195,21 @@ async def replay_runs_async(
     )
 
 
-def replay_runs(
-    runs: Iterable[Trajectory],
-    strategies: Sequence[ReplayStrategy] | None = None,
-    host: HostRule | None = None,
-    prices: CachePrices = ANTHROPIC,
-    *,
-    progress: Progress | None = None,
-) -> ReplayReport:
+def _blocking(run: Callable[P, Coroutine[Any, Any, T]], name: str, doc: str) -> Callable[P, T]:
+    """``run`` as a function named ``name`` that runs it on an event loop of its own."""
+
+    @functools.wraps(run)
+    def call(*args: P.args, **kwargs: P.kwargs) -> T:
+        return asyncio.run(run(*args, **kwargs))
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = doc
+    return call
+
+
+replay_runs = _blocking(
+    replay_runs_async,
+    "replay_runs",
     """Walk every run with every strategy as a host would, and total what each billed and lost.
 
     ``runs`` are `tracetrim.learn.Trajectory` values (``tracetrim.learn.from_file``, the shared
@@ -207,5 +218,5 @@ def replay_runs(
     defaults, tracetrim's threshold, budget and offload); ``host`` is when tracetrim's strategies fire
     (default: `DEFAULT_HOST`); ``prices`` the prompt-cache ratios (default: Anthropic's).
     Runs one event loop; inside a running loop, await `replay_runs_async`.
-    """
-    return asyncio.run(replay_runs_async(runs, strategies, host, prices, progress=progress))
+    """,
+)

@@ -34,7 +34,8 @@ from tracetrim.archive import (
     restore_sent,
 )
 from tracetrim.compactor import Compactor, ExecutionOptions, Mode, Outcome, Reason, Status
-from tracetrim.decision import DecisionModel, DecisionModelError, HistoryJudge, LexicalDecisionModel, from_env
+from tracetrim.decision import DecisionModel, DecisionModelError, from_env
+from tracetrim.decision._remote import ModelOrJudge, model_name
 from tracetrim.formats import history_format
 from tracetrim.service._body import (
     OFF_LOOP_BYTES,
@@ -154,11 +155,12 @@ class _Prepared(NamedTuple):
 class _Service:
     """The handlers, bound to one settings object, one decision model and one planning pool."""
 
-    def __init__(self, settings: ServiceSettings, model: DecisionModel, pool: PlanningPool) -> None:
+    def __init__(self, settings: ServiceSettings, model: ModelOrJudge, pool: PlanningPool) -> None:
         self.settings = settings
         self.model = model
         self.pool = pool
         self.judge = settings.systemone_model or _question_model(model)
+        """What ``POST /v1/systemone`` serves; None when nothing configured answers questions."""
 
     async def _body(self, request: Request) -> Any:
         """The body's JSON value, parsed in a planning thread when it is large (`OFF_LOOP_BYTES`)."""
@@ -201,6 +203,7 @@ class _Service:
                 "schema_version": SCHEMA_VERSION,
                 "version": __version__,
                 "model": type(self.model).__name__,
+                "systemone_model": model_name(self.judge) if self.judge is not None else None,
                 "archive": self.settings.archive is not None,
                 "pid": os.getpid(),
             }
@@ -255,7 +258,7 @@ class _Service:
                     version=settings.version,
                     observer=settings.observer,
                 )
-                planner = previews_only(model) if prepared.keep_calls else model
+                planner = previews_only(model, call.config) if prepared.keep_calls else model
                 compactor = Compactor(planner, config=call.config, execution=execution, archive=archive)
                 outcome = await compactor.plan(call.request)
             return render_json(prepared.answer(outcome))
@@ -353,6 +356,8 @@ class _Service:
             return _jev_error(exc.status, exc.code, exc.message)
         asked, by_id = binary_questions(questions)
         judge = self.judge
+        if judge is None:
+            return _jev_error(501, "no_decision_model", _NO_QUESTION_MODEL.format(type(self.model).__name__))
         try:
             if loop_free(judge):
                 response = await self.pool.run(lambda: judge(state, asked))
@@ -366,20 +371,23 @@ class _Service:
 
     async def models(self, request: Request) -> Response:
         """``GET /v1/models``: the model names ``POST /v1/systemone`` answers to."""
-        return JSONResponse(models_document(_model_name(self.judge)))
+        if self.judge is None:
+            return JSONResponse({"models": []})
+        return JSONResponse(models_document(model_name(self.judge)))
 
 
-def _question_model(model: DecisionModel) -> DecisionModel:
-    """The model that answers questions about a state: ``model``, or the lexical judge for a
-    whole-history judge (the learned default), which cannot."""
-    if isinstance(model, HistoryJudge):
-        return LexicalDecisionModel()
-    return model
+_NO_QUESTION_MODEL = (
+    "no question-answering decision model is configured: this server's model ({}) judges whole "
+    "histories and cannot answer questions about a state. Configure one with DECISION_MODEL_BACKEND "
+    "(systemone, openai, chat or agentscope; `tracetrim serve --model-backend ...`), or pass "
+    "ServiceSettings(systemone_model=...)"
+)
 
 
-def _model_name(model: object) -> str:
-    name = getattr(model, "name", None) or getattr(model, "model", None)
-    return name if isinstance(name, str) and name else type(model).__name__
+def _question_model(model: ModelOrJudge) -> DecisionModel | None:
+    """The model that answers questions about a state: ``model`` when it is a `DecisionModel`, None
+    for a judge of whole histories (the learned default), which cannot."""
+    return model if isinstance(model, DecisionModel) else None
 
 
 def _jev_error(status: int, kind: str, message: str) -> Response:

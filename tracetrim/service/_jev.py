@@ -34,7 +34,7 @@ MAX_SUB_QUESTIONS = 4096
 """The most yes/no questions one request may amount to (choice options and score levels count one each)."""
 
 _TEXT = (str, dict, list)
-# The planner's two questions (tracetrim.compactor._batches) name their pair only in the text; the
+# The planner's two questions (tracetrim.decision._remote._batches) name their pair only in the text; the
 # model is asked under the planner's own names, so the answer never depends on the client's ids.
 _PLANNER = (
     (re.compile(r"^Tool call (\S+) \("), "call_"),

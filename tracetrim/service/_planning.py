@@ -12,15 +12,14 @@ from tracetrim.decision import (
     BinaryQuestion,
     DecisionModel,
     DecisionResponse,
-    HistoryJudge,
     LearnedDecisionModel,
-    LexicalDecisionModel,
     ScriptedDecisionModel,
 )
+from tracetrim.decision._remote import ModelOrJudge
 
 _T = TypeVar("_T")
 
-LOOP_FREE_MODELS: tuple[type, ...] = (LearnedDecisionModel, LexicalDecisionModel, ScriptedDecisionModel)
+LOOP_FREE_MODELS: tuple[type, ...] = (LearnedDecisionModel, ScriptedDecisionModel)
 """In-process models holding no connection: they run in the worker thread itself."""
 
 
@@ -113,12 +112,13 @@ class PlanningPool:
             )
         return self._executor
 
-    def adapt(
-        self, model: DecisionModel | HistoryJudge, archive: Archive | None
-    ) -> tuple[DecisionModel | HistoryJudge, Archive | None]:
-        """``model`` and ``archive`` as a worker thread must see them (bridged where loop-bound)."""
+    def adapt(self, model: ModelOrJudge, archive: Archive | None) -> tuple[ModelOrJudge, Archive | None]:
+        """``model`` and ``archive`` as a worker thread must see them (bridged where loop-bound).
+
+        Only a `DecisionModel` talks to anything (a judge of whole histories runs in the thread), so
+        only one that is not `loop_free` is bridged."""
         on_loop = _OnLoop(asyncio.get_running_loop())
-        if not loop_free(model) and not isinstance(model, HistoryJudge):
+        if isinstance(model, DecisionModel) and not loop_free(model):
             model = _BridgedModel(model, on_loop)
         bridged = _bridged(archive, on_loop) if archive is not None else None
         return model, bridged

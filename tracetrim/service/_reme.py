@@ -23,8 +23,8 @@ from tracetrim._tokens import estimate_tokens
 from tracetrim._validators import describe, int_in, positive_number, probability
 from tracetrim.compactor import CompactionRequest, CompactorConfig, Mode, Outcome, Status
 from tracetrim.compactor._options import OPTION_FIELDS
-from tracetrim.decision import BinaryQuestion, DecisionModel, DecisionResponse, HistoryJudge
-from tracetrim.decision._history import HistoryView, PairJudgement
+from tracetrim.decision._history import HistoryJudge, HistoryView, Judgements, PairJudgement, judgements_of
+from tracetrim.decision._remote import ModelOrJudge, as_judge
 from tracetrim.formats._common import ValidatedHistory
 from tracetrim.service._errors import ApiError, invalid
 from tracetrim.service._requests import (
@@ -248,20 +248,6 @@ def parse_reme(data: Any, *, max_budget_s: float, has_archive: bool) -> ReMeCall
     return ReMeCall(call, refs, own.drop_calls, own.max_output_tokens, ignored)
 
 
-class _KeepCalls:
-    """A `DecisionModel` answering every ``call_*`` question with 1: ReMe never removes a call."""
-
-    def __init__(self, model: DecisionModel) -> None:
-        self._model = model
-
-    async def __call__(
-        self, state: Mapping[str, Any], questions: Mapping[str, BinaryQuestion]
-    ) -> DecisionResponse:
-        response = await self._model(state, questions)
-        answers = {n: 1.0 if n.startswith("call_") else a for n, a in response.answers.items()}
-        return attrs.evolve(response, answers=answers)
-
-
 class _KeepCallsJudge:
     """A `HistoryJudge` keeping every call (``keep_call`` = 1); results judged as the judge says."""
 
@@ -272,18 +258,16 @@ class _KeepCallsJudge:
     def name(self) -> str:
         return self._judge.name
 
-    def judge(self, view: HistoryView) -> Mapping[str, PairJudgement]:
-        return {
-            key: PairJudgement(keep_call=1.0, keep_result=j.keep_result)
-            for key, j in self._judge.judge(view).items()
-        }
+    async def judge(self, view: HistoryView) -> Judgements:
+        judged = await judgements_of(self._judge, view)
+        kept = {key: PairJudgement(keep_call=1.0, keep_result=j.keep_result) for key, j in judged.items()}
+        return attrs.evolve(judged, answers=kept)
 
 
-def previews_only(model: DecisionModel | HistoryJudge) -> DecisionModel | HistoryJudge:
-    """``model`` made to keep every call, so a plan only shortens results (ReMe's previews)."""
-    if isinstance(model, HistoryJudge):
-        return _KeepCallsJudge(model)
-    return _KeepCalls(model)
+def previews_only(model: ModelOrJudge, config: CompactorConfig) -> HistoryJudge:
+    """``model`` (as the plan under ``config`` judges with it) made to keep every call, so a plan only
+    shortens results (ReMe's previews)."""
+    return _KeepCallsJudge(as_judge(model, config))
 
 
 def written(call: CompactCall, messages: Sequence[Any]) -> tuple[list[Any], dict[str, Any]]:

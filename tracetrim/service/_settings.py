@@ -12,6 +12,7 @@ from tracetrim._logging import redact_url
 from tracetrim._validators import FieldTypeError, FieldValueError, callable_or_none, int_in, positive_number
 from tracetrim.archive import DEFAULT_MAX_BYTES, Archive, FileArchive, open_archive
 from tracetrim.decision import DecisionModel
+from tracetrim.decision._remote import ModelOrJudge, check_model
 
 DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
 """8 MiB: a history at the planner's default ``max_transcript_chars`` (5,000,000) plus JSON escapes."""
@@ -34,6 +35,11 @@ TOKEN_ENV = "TRACETRIM_API_TOKEN"
 _positive_int = int_in(1)
 _positive_seconds = positive_number("seconds")
 _callable_or_none = callable_or_none()
+
+
+def _model_or_none(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is not None:
+        check_model(value)
 
 
 def _host_names(value: Any) -> tuple[str, ...]:
@@ -66,8 +72,9 @@ class ServiceSettings:
     - ``model``: the decision model shared by all requests; None builds one with
       `tracetrim.decision.from_env` when the app is created (the app then closes it on shutdown).
     - ``systemone_model``: the model ``POST /v1/systemone`` serves; None serves ``model`` when it
-      answers questions about a state, else the embedded `LexicalDecisionModel` (the learned judge
-      reads whole histories, which a System One request does not carry).
+      answers questions about a state (a `DecisionModel`). With neither (the learned judge reads whole
+      histories, which a System One request does not carry) the endpoint answers 501
+      ``no_decision_model``, naming ``DECISION_MODEL_BACKEND``.
     - ``archive``: where ENFORCE saves originals and restores read from; None means the service
       answers ENFORCE and restore requests with 409 ``archive_not_configured``.
     - ``max_body_bytes``: larger request bodies get 413 before more than this is read.
@@ -93,7 +100,7 @@ class ServiceSettings:
       server's own event loop; `tracetrim serve` sets it.
     """
 
-    model: DecisionModel | None = attrs.field(default=None, validator=_callable_or_none)
+    model: ModelOrJudge | None = attrs.field(default=None, validator=_model_or_none)
     systemone_model: DecisionModel | None = attrs.field(default=None, validator=_callable_or_none)
     archive: Archive | None = None
     max_body_bytes: int = attrs.field(default=DEFAULT_MAX_BODY_BYTES, validator=_positive_int)

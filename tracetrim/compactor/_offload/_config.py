@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import enum
-import warnings
 from typing import Any
 
 import attrs
@@ -36,16 +35,6 @@ def _mode(value: Any) -> OffloadMode:
 DEFAULT_TRIGGER_TOKENS = 20_000
 
 
-def _alias(instance: Any, attribute: attrs.Attribute[int | None], value: int | None) -> None:
-    if value is not None:
-        int_in(0)(instance, attribute.evolve(name="max_total_tokens"), value)
-
-
-def _trigger(instance: OffloadConfig) -> int:
-    alias = instance._max_total_tokens
-    return DEFAULT_TRIGGER_TOKENS if alias is None else alias
-
-
 @attrs.frozen(kw_only=True)
 class OffloadConfig:
     """Size rules for `OffloadStrategy`; every field is validated with an error naming it.
@@ -53,7 +42,7 @@ class OffloadConfig:
     Tokens are counted as the planner's budget counts them (`tracetrim.compactor._budget`: the text a
     model reads, system messages excluded) with ``token_counter`` or the built-in estimator. The budget
     has the planner's names: nothing happens while the history is at or below ``trigger_tokens``
-    (20,000; ``max_total_tokens`` is its former name, still accepted); above it a pass works down to
+    (20,000); above it a pass works down to
     ``target_tokens`` when set, and stops there, so the next turns do not fire again until the history
     has grown past the trigger. Without a target every rule applies in full, as before.
 
@@ -78,10 +67,7 @@ class OffloadConfig:
     """
 
     mode: OffloadMode = attrs.field(default=OffloadMode.AUTO, converter=_mode)
-    _max_total_tokens: int | None = attrs.field(
-        default=None, alias="max_total_tokens", validator=_alias, repr=False, eq=False
-    )
-    trigger_tokens: int = attrs.field(default=attrs.Factory(_trigger, takes_self=True), validator=int_in(0))
+    trigger_tokens: int = attrs.field(default=DEFAULT_TRIGGER_TOKENS, validator=int_in(0))
     target_tokens: int | None = attrs.field(default=None, validator=attrs.validators.optional(int_in(0)))
     max_tool_message_tokens: int = attrs.field(default=2_000, validator=int_in(0))
     keep_recent_count: int = attrs.field(default=1, validator=int_in(0))
@@ -99,22 +85,6 @@ class OffloadConfig:
     token_counter: TokenCounter | None = attrs.field(default=None, validator=check_counter, eq=False)
 
     def __attrs_post_init__(self) -> None:
-        alias = self._max_total_tokens
-        if alias is not None:
-            if alias != self.trigger_tokens:
-                raise FieldValueError(
-                    f"({alias}) is the former name of trigger_tokens ({self.trigger_tokens}): "
-                    "set one of them",
-                    owner="OffloadConfig",
-                    field="max_total_tokens",
-                )
-            warnings.warn(
-                "OffloadConfig.max_total_tokens is now trigger_tokens (the planner's name)",
-                DeprecationWarning,
-                stacklevel=3,
-            )
-            # Stored once, as trigger_tokens: `attrs.evolve` then passes no stale alias along.
-            object.__setattr__(self, "_max_total_tokens", None)
         if self.target_tokens is not None and self.target_tokens >= self.trigger_tokens:
             raise FieldValueError(
                 f"({self.target_tokens}) must be below trigger_tokens ({self.trigger_tokens}): "
@@ -122,11 +92,6 @@ class OffloadConfig:
                 owner="OffloadConfig",
                 field="target_tokens",
             )
-
-    @property
-    def max_total_tokens(self) -> int:
-        """The former name of ``trigger_tokens``."""
-        return self.trigger_tokens
 
     @property
     def preview_head_chars(self) -> int:

@@ -17,7 +17,6 @@ from tracetrim.compactor._compactor import BELOW_TRIGGER
 from tracetrim.compactor._config import ExecutionOptions, Mode
 from tracetrim.compactor._excerpt import salience
 from tracetrim.compactor._flow import pair_decisions, rebuilt_length, with_reduction
-from tracetrim.compactor._observation import default_goal
 from tracetrim.compactor._offload._config import OffloadConfig, OffloadMode
 from tracetrim.compactor._offload._select import (
     compress_groups,
@@ -33,6 +32,7 @@ from tracetrim.compactor._request import CompactionRequest
 from tracetrim.compactor._runner import Proposal, Strategy
 from tracetrim.compactor._transcript import Transcript
 from tracetrim.decision import Summarizer, Summary
+from tracetrim.decision._goal import default_goal
 
 
 @attrs.frozen

@@ -1,0 +1,278 @@
+"""The history files today's agents write: Claude Code, Codex CLI, OpenHands, ATIF, tau2-bench and
+request bodies are detected by shape, read, written back unchanged, and compacted in ENFORCE into a
+file of the same format whose other entries stay where they were.
+
+Fixtures are in tests/data/agents (see its README for where each shape comes from).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import tracetrim as tt
+from tracetrim.archive import KeyValueArchive, MemoryStore
+from tracetrim.cli import main
+from tracetrim.decision import ScriptedDecisionModel
+from tracetrim.formats import (
+    HISTORY_FORMATS,
+    FormatError,
+    JsonLines,
+    TrajectoryListError,
+    detect_format,
+    dump_jsonl,
+    parse_history_text,
+    trajectory_items,
+    trajectory_list,
+)
+
+DATA = Path(__file__).parents[1] / "data" / "agents"
+SCOPE = tt.Scope("user-1", "agent-1", "session-1")
+
+# file, format, the tools the agent calls (all eligible)
+FILES = [
+    ("claude_code_session.jsonl", "claude-code", ("Read", "Bash", "Grep")),
+    ("codex_rollout.jsonl", "codex", ("shell",)),
+    ("openhands_events.json", "openhands", ("terminal",)),
+    ("atif_trajectory.json", "atif", ("bash",)),
+    ("tau2_results.json", "tau2", ("get_user_details", "get_reservation_details", "cancel_reservation")),
+    ("request_openai.json", "openai", ("read_file", "run")),
+    ("request_anthropic.json", "anthropic", ("read_file", "run")),
+    ("request_responses.json", "responses-request", ("read_file", "run")),
+]
+IDS = [f[1] for f in FILES]
+
+
+def _text(name: str) -> str:
+    return (DATA / name).read_text(encoding="utf-8")
+
+
+def _one(name: str) -> Any:
+    """The file's one history (the first simulation of a tau2 results file)."""
+    data = parse_history_text(_text(name))
+    return trajectory_items(data)[0] if trajectory_list(data) else data
+
+
+def _split(data: Any, fmt: str) -> tuple[list[Any], dict[str, Any]]:
+    """The list a reader takes and the file's other fields, as the CLI splits them."""
+    if isinstance(data, list):
+        return data, {}
+    key = HISTORY_FORMATS[fmt].messages_key
+    return data[key], {k: v for k, v in data.items() if k != key}
+
+
+def _written(data: Any, fmt: str, neutral: list[Any]) -> Any:
+    """What the format writes for ``neutral``, shaped as ``data`` (a list, or the whole object)."""
+    document = HISTORY_FORMATS[fmt].write_document(neutral)
+    return document["messages"] if isinstance(data, list) else document
+
+
+def _dumped(data: Any, original: str) -> str:
+    if isinstance(data, JsonLines):
+        return dump_jsonl(data)
+    return json.dumps(data, indent=2, ensure_ascii=False) + ("\n" if original.endswith("\n") else "")
+
+
+def _calls_and_results(fmt: str, neutral: list[Any]) -> tuple[set[str], set[str]]:
+    calls = {b["id"] for m in neutral for b in m["content"] if b["type"] == "tool_call"}
+    results = {b["id"] for m in neutral for b in m["content"] if b["type"] == "tool_result"}
+    return calls, results
+
+
+@pytest.mark.parametrize(("name", "fmt", "tools"), FILES, ids=IDS)
+def test_detected_by_shape(name: str, fmt: str, tools: tuple[str, ...]) -> None:
+    assert detect_format(_one(name)) == fmt
+
+
+@pytest.mark.parametrize(("name", "fmt", "tools"), FILES, ids=IDS)
+def test_read_then_written_back_is_the_same_file_byte_for_byte(
+    name: str, fmt: str, tools: tuple[str, ...]
+) -> None:
+    text = _text(name)
+    data = _one(name)
+    original = copy.deepcopy(data)
+    messages, fields = _split(data, fmt)
+    neutral = HISTORY_FORMATS[fmt].read(messages, fields)
+    back = _written(data, fmt, neutral)
+    assert data == original  # the caller's input is never mutated
+    assert back == data and list(back) == list(data)
+    calls, results = _calls_and_results(fmt, neutral)
+    assert calls and calls == results  # every call the agent made is read, with its result
+    if fmt != "tau2":  # a results file holds more than the one simulation read here
+        assert _dumped(back, text) == text
+
+
+async def _enforce(
+    neutral: list[Any], tools: tuple[str, ...], model: Any, *, tombstones: bool = False
+) -> list[Any]:
+    config = tt.CompactorConfig(eligible_tools=set(tools), preserve_recent_messages=2, tombstones=tombstones)
+    archive = KeyValueArchive(MemoryStore())
+    compactor = tt.Compactor(
+        model,
+        config=config,
+        execution=tt.ExecutionOptions(mode=tt.Mode.ENFORCE, budget_s=10.0),
+        archive=archive,
+    )
+    outcome = await compactor.plan(tt.CompactionRequest(neutral, scope=SCOPE))
+    assert outcome.adopted and outcome.plan is not None, outcome.detail
+    assert await archive.restore(SCOPE, outcome.plan.archive_ref) == neutral
+    return list(outcome.plan.messages)
+
+
+def _others(data: Any, fmt: str) -> Any:
+    """What a file holds besides the tool traffic tracetrim may judge: the entries and fields a
+    compaction must keep as they were."""
+    if fmt in ("claude-code", "codex", "openhands"):
+        from tracetrim.formats._carrier import split_carriers
+        from tracetrim.formats._table import HISTORY_FORMATS as table
+
+        neutral = table[fmt].read(data, {})
+        meta = {"claude-code": "claude_code", "codex": "codex", "openhands": "openhands"}[fmt]
+        carried, _ = split_carriers(neutral, meta)
+        return [entry for run in carried for entry in run]
+    return {k: v for k, v in data.items() if k != HISTORY_FORMATS[fmt].messages_key}
+
+
+DROP_ALL = ScriptedDecisionModel({}, default=0.0)
+
+
+def _shorten_all() -> ScriptedDecisionModel:
+    return ScriptedDecisionModel(lambda name, q, s: 0.9 if name.startswith("call_") else 0.0)
+
+
+@pytest.mark.parametrize("tombstones", [False, True], ids=["plain", "tombstones"])
+@pytest.mark.parametrize(("name", "fmt", "tools"), FILES, ids=IDS)
+async def test_dropping_every_pair_keeps_the_rest_and_the_format(
+    name: str, fmt: str, tools: tuple[str, ...], tombstones: bool
+) -> None:
+    data = _one(name)
+    messages, fields = _split(data, fmt)
+    neutral = HISTORY_FORMATS[fmt].read(messages, fields)
+    compacted = await _enforce(neutral, tools, ScriptedDecisionModel({}, default=0.0), tombstones=tombstones)
+    written = _written(data, fmt, compacted)
+    if isinstance(data, JsonLines):
+        written = parse_history_text(dump_jsonl(written))
+    assert detect_format(written) == fmt
+    again = HISTORY_FORMATS[fmt].read(*_split(written, fmt))
+    calls, results = _calls_and_results(fmt, again)
+    assert calls == results  # no call without its result, no result without its call
+    before, _ = _calls_and_results(fmt, neutral)
+    assert calls < before  # something was dropped
+    assert _others(written, fmt) == _others(data, fmt)
+    assert _dumped(written, "") != _dumped(data, "")
+
+
+@pytest.mark.parametrize(("name", "fmt", "tools"), FILES, ids=IDS)
+async def test_shortened_results_keep_every_call_with_its_result(
+    name: str, fmt: str, tools: tuple[str, ...]
+) -> None:
+    data = _one(name)
+    messages, fields = _split(data, fmt)
+    neutral = HISTORY_FORMATS[fmt].read(messages, fields)
+    compacted = await _enforce(neutral, tools, _shorten_all())
+    written = _written(data, fmt, compacted)
+    assert detect_format(written) == fmt
+    again = HISTORY_FORMATS[fmt].read(*_split(written, fmt))
+    calls, results = _calls_and_results(fmt, again)
+    assert calls == results == _calls_and_results(fmt, neutral)[0]
+    assert _others(written, fmt) == _others(data, fmt)
+    assert len(json.dumps(written)) < len(json.dumps(data))
+
+
+def test_claude_code_before_the_last_compact_boundary_is_never_judged() -> None:
+    data = _one("claude_code_session.jsonl")
+    neutral = HISTORY_FORMATS["claude-code"].read(data, {})
+    calls, _ = _calls_and_results("claude-code", neutral)
+    assert "toolu_01Old" not in calls and {"toolu_01A", "toolu_01B", "toolu_01C"} <= calls
+
+
+async def test_claude_code_chain_stays_whole_after_a_drop() -> None:
+    data = _one("claude_code_session.jsonl")
+    neutral = HISTORY_FORMATS["claude-code"].read(data, {})
+    compacted = await _enforce(neutral, ("Read", "Bash", "Grep"), ScriptedDecisionModel({}, default=0.0))
+    written = HISTORY_FORMATS["claude-code"].write(compacted)["messages"]
+    uuids = {e["uuid"] for e in written if "uuid" in e}
+    assert all(e["parentUuid"] in uuids for e in written if e.get("parentUuid") is not None)
+
+
+def test_codex_before_the_last_compacted_line_is_never_judged() -> None:
+    data = _one("codex_rollout.jsonl")
+    calls, _ = _calls_and_results("codex", HISTORY_FORMATS["codex"].read(data, {}))
+    assert calls == {"call_A", "call_B", "call_C"}
+
+
+async def test_atif_steps_are_numbered_in_order_after_a_drop() -> None:
+    data = _one("atif_trajectory.json")
+    neutral = HISTORY_FORMATS["atif"].read(*_split(data, "atif"))
+    compacted = await _enforce(neutral, ("bash",), ScriptedDecisionModel({}, default=0.0))
+    written = HISTORY_FORMATS["atif"].write_document(compacted)
+    assert [s["step_id"] for s in written["steps"]] == list(range(1, len(written["steps"]) + 1))
+    assert len(written["steps"]) < len(data["steps"])  # step 4 held nothing but its call
+    atif = pytest.importorskip("atif")
+    atif.Trajectory.model_validate(written)
+
+
+def test_atif_fixture_follows_the_atif_models() -> None:
+    atif = pytest.importorskip("atif")
+    atif.Trajectory.model_validate(_one("atif_trajectory.json"))
+
+
+def test_tau2_results_file_is_a_list_of_simulations() -> None:
+    data = parse_history_text(_text("tau2_results.json"))
+    assert trajectory_list(data) == "tau2"
+    assert [s["id"] for s in trajectory_items(data)] == ["sim-7-0", "sim-8-0"]
+    with pytest.raises(TrajectoryListError, match="2 tau2 trajectories"):
+        detect_format(data)
+
+
+def test_jsonl_is_recognised_and_errors_say_what_a_file_looks_like() -> None:
+    assert isinstance(parse_history_text('{"a": 1}\n{"b": 2}\n'), JsonLines)
+    assert parse_history_text('{"a": 1}') == {"a": 1}
+    with pytest.raises(FormatError, match="JSONL line 2 is not valid JSON"):
+        parse_history_text('{"a": 1}\n{"b": \n')
+    with pytest.raises(FormatError, match="not valid JSON"):
+        parse_history_text('{"a": ')
+    with pytest.raises(FormatError, match=r"JSONL of 2 lines whose first has type 'x'.*claude-code"):
+        detect_format(parse_history_text('{"type": "x"}\n{"type": "y"}\n'))
+    with pytest.raises(FormatError, match="a JSON object with keys a, b, c: not a history format"):
+        detect_format({"a": 1, "b": 2, "c": 3})
+
+
+def test_openhands_events_are_not_taken_for_openai_chat() -> None:
+    events = _one("openhands_events.json")
+    assert detect_format(events) == "openhands"
+    assert detect_format([e for e in events if e["kind"] == "MessageEvent"]) == "openhands"
+
+
+@pytest.mark.parametrize(("name", "fmt", "tools"), FILES[:3], ids=IDS[:3])
+def test_the_cli_reads_the_file_as_its_format(
+    name: str, fmt: str, tools: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["compact", str(DATA / name), "--eligible-tools", "*", "--minimum-reduction", "0"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert f"read as {fmt} (--format auto)" in captured.err
+    document = json.loads(captured.out)
+    assert document["format"] == fmt and document["status"] == "DECIDED"
+
+
+def test_the_cli_picks_a_tau2_simulation_and_names_an_unsupported_jsonl(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = DATA / "tau2_results.json"
+    assert main(["compact", str(path), "--eligible-tools", "*"]) != 0
+    assert "a list of 2 tau2 trajectories" in capsys.readouterr().err
+    assert (
+        main(["compact", str(path), "--item", "1", "--eligible-tools", "*", "--minimum-reduction", "0"]) == 0
+    )
+    assert json.loads(capsys.readouterr().out)["format"] == "tau2"
+    other = tmp_path / "other.jsonl"
+    other.write_text('{"event": "start"}\n{"event": "stop"}\n', encoding="utf-8")
+    assert main(["compact", str(other), "--eligible-tools", "*"]) != 0
+    err = capsys.readouterr().err
+    assert "JSONL of 2 lines whose first has keys event" in err and "claude-code" in err
+    assert "Extra data" not in err
