@@ -125,13 +125,12 @@ def plan_budget(
     shortened pair costs the probability that the call itself still matters (a pair that cannot be
     shortened costs both when dropped). Steps are taken by cost per token saved, oldest first among
     equals, a pair's drop only after its shortening. With ``drop_confident``, pairs whose two
-    probabilities are both at or below it are dropped even once the target is met. A step that
-    removes what the judge is certain is needed (a probability of 1) is never taken.
+    probabilities are both at or below it are dropped even once the target is met.
     """
     by_key = {cost.key: cost for cost in costs}
-    heap: list[_Step] = []
+    heap: list[tuple[float, int, str, Action]] = []
     for cost in costs:
-        _push(heap, _first_step(cost))
+        heapq.heappush(heap, _first_step(cost))
     actions: dict[str, tuple[Action, str]] = {}
     remaining = tokens
     while heap and remaining > target:
@@ -141,7 +140,7 @@ def plan_budget(
             assert cost.shortened is not None
             remaining -= cost.result_tokens - cost.shortened
             actions[key] = (Action.DROP_RESULT, SHORTEN_REASON)
-            _push(heap, _drop_after_shortening(cost))
+            heapq.heappush(heap, _drop_after_shortening(cost))
         else:
             was = cost.shortened if actions.get(key, (Action.KEEP, ""))[0] is Action.DROP_RESULT else None
             remaining -= cost.call_tokens + (cost.result_tokens if was is None else was) - cost.tombstone
@@ -164,36 +163,19 @@ def plan_budget(
     return BudgetPlan(actions=actions, tokens_after=remaining, met=met or remaining <= target)
 
 
-_Step = tuple[float, int, str, Action]
-
-
-def _push(heap: list[_Step], step: _Step | None) -> None:
-    if step is not None:
-        heapq.heappush(heap, step)
-
-
 def _price(loss: float, saves: int) -> float:
     return loss / saves if saves > 0 else float("inf")
 
 
-def _first_step(cost: PairCost) -> _Step | None:
-    """A pair's first step; None where it would remove what the judge is certain is needed (a
-    probability of 1: what a host or wrapper says to keep, such as ReMe's calls, stays whatever the
-    budget)."""
+def _first_step(cost: PairCost) -> tuple[float, int, str, Action]:
     if cost.shortened is not None and cost.shortened < cost.result_tokens:
-        if cost.keep_result >= 1.0:
-            return None
         price = _price(cost.keep_result, cost.result_tokens - cost.shortened)
         return price, cost.order, cost.key, Action.DROP_RESULT
-    if max(cost.keep_result, cost.keep_call) >= 1.0:
-        return None
     saves = cost.call_tokens + cost.result_tokens - cost.tombstone
     return _price(cost.keep_result + cost.keep_call, saves), cost.order, cost.key, Action.DROP_CALL
 
 
-def _drop_after_shortening(cost: PairCost) -> _Step | None:
+def _drop_after_shortening(cost: PairCost) -> tuple[float, int, str, Action]:
     assert cost.shortened is not None
-    if cost.keep_call >= 1.0:
-        return None
     saves = cost.call_tokens + cost.shortened - cost.tombstone
     return _price(cost.keep_call, saves), cost.order, cost.key, Action.DROP_CALL

@@ -32,7 +32,7 @@ from tracetrim.compactor._runner import Proposal, Strategy
 from tracetrim.compactor._transcript import Transcript
 from tracetrim.decision import LearnedDecisionModel
 from tracetrim.decision._history import JudgeNote
-from tracetrim.decision._remote import ModelOrJudge, as_judge
+from tracetrim.decision._remote import ModelOrJudge, as_judge, check_model
 
 __all__ = ["Compactor", "make_record"]
 
@@ -62,7 +62,7 @@ class Compactor(Strategy):
         if model is None:
             model = LearnedDecisionModel()
         self.config = config or CompactorConfig()
-        as_judge(model, self.config)  # a model it cannot judge with fails here, not at the first plan
+        check_model(model)  # a model it cannot judge with fails here, not at the first plan
         self.model: ModelOrJudge = model
         self.execution = execution or ExecutionOptions()
         if self.execution.mode is Mode.ENFORCE and archive is None:

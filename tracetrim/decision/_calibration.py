@@ -180,8 +180,7 @@ def outside(
 ) -> bool:
     """True when any feature is below its training minimum or above its maximum (the features at
     ``floorless`` only above it)."""
-    if not len(features) == len(low) == len(high):
-        raise ValueError("features and their training range differ in length")
+    assert len(features) == len(low) == len(high), "features and their training range differ in length"
     # Compared in C (map): this runs once per pair of the history.
     if any(map(operator.gt, features, high)):
         return True

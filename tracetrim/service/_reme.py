@@ -136,6 +136,9 @@ def _translate(own: _ReMeOwn, options: Mapping[str, Any]) -> dict[str, Any]:
         # ReMe does nothing within the budget and compacts toward it above.
         out.setdefault("trigger_tokens", own.max_output_tokens + 1)
         out.setdefault("target_tokens", own.max_output_tokens)
+        # ReMe reports a budget it cannot meet (budget_exceeded) and keeps the history: it never drops a
+        # call, and a budget that adopts what it reached would drop whole pairs on the way.
+        out.setdefault("adopt_partial", False)
     return out
 
 
