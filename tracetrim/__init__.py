@@ -9,6 +9,7 @@ from tracetrim._record import PairRecord, RecordDetail
 from tracetrim._scope import Scope
 from tracetrim._snapshot import SnapshotError, validate_messages
 from tracetrim._telemetry import SpanObserver
+from tracetrim._token_budget import TokenBudget
 from tracetrim.audit._observer import JsonLinesObserver
 from tracetrim.compactor import (
     Action,
@@ -62,6 +63,7 @@ __all__ = [
     "Status",
     "Summarizer",
     "Summary",
+    "TokenBudget",
     "TracetrimError",
     "__version__",
     "archive",

@@ -54,10 +54,19 @@ def compact_json(value: Any) -> str:
     return _COMPACT.encode(value)
 
 
-def pretty_json(value: Any, *, sort_keys: bool = False) -> str:
+_SPACED = json.JSONEncoder(ensure_ascii=False)
+
+
+def spaced_json(value: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False)``: key order kept, a space after each separator, the
+    way Python's SDKs write a tool call's arguments."""
+    return _SPACED.encode(value)
+
+
+def pretty_json(value: Any, *, sort_keys: bool = False, indent: int = 2) -> str:
     """``value`` as the JSON a person reads: two-space indent, non-ASCII kept, a final newline (what
     ``json.dump(..., indent=2)`` writers such as mini-swe-agent produce); NaN and infinities refused."""
-    return json.dumps(value, ensure_ascii=False, indent=2, allow_nan=False, sort_keys=sort_keys) + "\n"
+    return json.dumps(value, ensure_ascii=False, indent=indent, allow_nan=False, sort_keys=sort_keys) + "\n"
 
 
 def _plain_float(value: float) -> bool:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from importlib import resources
 from typing import Any
+
+from tracetrim._json import strict_loads
 
 NAMES = ("payment_retry", "replication_incident")
 
@@ -14,5 +15,5 @@ def load_example(name: str) -> dict[str, Any]:
     if name not in NAMES:
         raise KeyError(f"no bundled example {name!r}; choose from {', '.join(NAMES)}")
     text = resources.files(__package__).joinpath(f"{name}.json").read_text(encoding="utf-8")
-    data: dict[str, Any] = json.loads(text)
+    data: dict[str, Any] = strict_loads(text)
     return data

@@ -9,6 +9,7 @@ from typing import Any
 
 from tracetrim._json import pretty_json
 from tracetrim._snapshot import SnapshotError, validate_messages
+from tracetrim._token_budget import default_target
 from tracetrim._validators import FieldValueError
 from tracetrim.cli._arg_types import non_negative_float, non_negative_int, unit_fraction
 from tracetrim.cli._errors import CliError
@@ -109,7 +110,9 @@ def host_rule(args: argparse.Namespace) -> HostRule:
         if budget:
             if args.trigger_tokens is None:
                 raise CliError("--target-tokens needs --trigger-tokens")
-            target = args.target_tokens if args.target_tokens is not None else args.trigger_tokens * 2 // 3
+            target = (
+                args.target_tokens if args.target_tokens is not None else default_target(args.trigger_tokens)
+            )
             return HostRule(trigger_tokens=args.trigger_tokens, target_tokens=target, every_steps=args.every)
         if args.every is not None and args.context_window is None:
             return HostRule(every_steps=args.every)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import ipaddress
-import json
 import os
 from typing import Any
 
+from tracetrim._json import compact_json, strict_loads
 from tracetrim.cli._arg_types import port, positive_float, positive_int
 from tracetrim.cli._errors import CliError
 from tracetrim.cli._model_options import add_model_arguments, model_from_args
@@ -231,7 +231,7 @@ def worker_app() -> Any:
     """The app of one ``--workers`` process, from the flags its parent left in `ARGS_ENV`."""
     from tracetrim.service import create_app
 
-    values = json.loads(os.environ[ARGS_ENV])
+    values = strict_loads(os.environ[ARGS_ENV])
     return create_app(_settings(argparse.Namespace(**values)))
 
 
@@ -249,7 +249,7 @@ def run(args: argparse.Namespace) -> int:
     if args.workers > 1:
         # The token travels in the environment, not in the flags every process can list.
         values = {k: v for k, v in vars(args).items() if k != "handler"} | {"token": None}
-        os.environ[ARGS_ENV] = json.dumps(values)
+        os.environ[ARGS_ENV] = compact_json(values)
         if settings.token is not None:
             os.environ[TOKEN_ENV] = settings.token
         app: Any = f"{__name__}:worker_app"

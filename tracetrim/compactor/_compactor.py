@@ -18,14 +18,17 @@ from tracetrim.compactor._budget import model_calls, rebuilt_tokens, rewrite_tok
 from tracetrim.compactor._config import CompactorConfig, ExecutionOptions, Mode
 from tracetrim.compactor._eligibility import no_candidates_detail
 from tracetrim.compactor._flow import (
+    below_trigger,
     pair_decisions,
     proposal_detail,
     rebuilt_length,
     refusal,
+    skipped,
+    unchanged_stats,
     with_reduction,
 )
-from tracetrim.compactor._outcome import Action, Outcome, Plan, PlanStats, Reason, Status
-from tracetrim.compactor._pairs import Pair, find_pairs, protected_messages
+from tracetrim.compactor._outcome import Outcome, Plan, Reason, Status
+from tracetrim.compactor._pairs import find_pairs, protected_messages
 from tracetrim.compactor._rebuild import rebuild
 from tracetrim.compactor._request import CompactionRequest
 from tracetrim.compactor._runner import Proposal, Strategy
@@ -35,9 +38,6 @@ from tracetrim.decision._history import JudgeNote
 from tracetrim.decision._remote import ModelOrJudge, as_judge, check_model
 
 __all__ = ["Compactor", "make_record"]
-
-BELOW_TRIGGER = "below_trigger"
-"""Why every candidate is kept when the history is at or under ``trigger_tokens``."""
 
 
 class Compactor(Strategy):
@@ -121,25 +121,14 @@ class Compactor(Strategy):
         candidates = [pair for pair in pairs if pair.candidate]
         count = config.token_counter or estimate_tokens
         per_message = token_counts(messages, count)
-        tokens = sum(per_message)
-        base = PlanStats(
-            messages_before=len(messages),
-            messages_after=len(messages),
-            chars_before=transcript.chars,
-            chars_after=transcript.chars,
-            candidates=len(candidates),
-            protected=len(pairs) - len(candidates),
-            tokens_before=tokens,
-            tokens_after=tokens,
-            target_tokens=config.target_tokens or 0,
-        )
-        if config.trigger_tokens is not None and tokens <= config.trigger_tokens:
-            kept = {pair.key: (Action.KEEP, BELOW_TRIGGER) for pair in candidates}
-            detail = f"the history holds {tokens:,} tokens; trigger_tokens is {config.trigger_tokens:,}"
-            return _skipped(Reason.BELOW_TRIGGER, detail, transcript, pairs, kept, base)
+        base = unchanged_stats(transcript, pairs, sum(per_message), config.target_tokens)
+        budget = config.budget
+        waiting = below_trigger(budget, transcript, pairs, base)
+        if waiting is not None:
+            return waiting
         if not candidates:
             detail = no_candidates_detail(pairs, config.eligible_tools)
-            return _skipped(Reason.NO_CANDIDATES, detail, transcript, pairs, {}, base)
+            return skipped(Reason.NO_CANDIDATES, detail, transcript, pairs, {}, base)
 
         judged = await judge(
             as_judge(self.model, config),  # per plan: a copy's config (`with_budget`) is the one in force
@@ -187,7 +176,7 @@ class Compactor(Strategy):
                 state_tokens=judged.state_tokens,
                 fitting_stage=judged.stage,
                 tokens_after=tokens_after,
-                target_met=None if config.target_tokens is None else tokens_after <= config.target_tokens,
+                target_met=None if budget is None else budget.met(tokens_after),
                 cache_rewrite_tokens=rewrite_tokens(messages, rebuilt.messages, after_tokens),
                 **judge_stats(judged.note),
             )
@@ -224,17 +213,3 @@ def judge_stats(note: JudgeNote | None) -> dict[str, Any]:
         "judge_out_of_range": note.out_of_range,
         "judge_cautious": note.cautious,
     }
-
-
-def _skipped(
-    reason: Reason,
-    detail: str,
-    transcript: Transcript,
-    pairs: list[Pair],
-    kept: dict[str, tuple[Action, str]],
-    stats: PlanStats,
-) -> Outcome:
-    messages = transcript.messages
-    decisions = pair_decisions(messages, pairs, kept, {}, {}, transcript.blocks)
-    plan = Plan(messages=messages, decisions=decisions, stats=stats)
-    return Outcome(status=Status.SKIPPED, reason=reason, detail=detail, plan=plan)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from tracetrim._token_budget import TokenBudget, check_budget
 from tracetrim._tokens import TokenCounter
 from tracetrim._validators import (
     FieldValueError,
@@ -135,17 +136,7 @@ class CompactorConfig:
                 owner="CompactorConfig",
                 field="target_tokens",
             )
-        if (
-            self.trigger_tokens is not None
-            and self.target_tokens is not None
-            and self.target_tokens >= self.trigger_tokens
-        ):
-            raise FieldValueError(
-                f"({self.target_tokens}) must be below trigger_tokens ({self.trigger_tokens}): "
-                "compacting only to the trigger would fire again next turn",
-                owner="CompactorConfig",
-                field="target_tokens",
-            )
+        check_budget(self.trigger_tokens, self.target_tokens, owner="CompactorConfig")
         if self.discard_threshold is not None and self.discard_threshold > self.keep_threshold:
             raise FieldValueError(
                 f"({self.discard_threshold}) must not exceed keep_threshold ({self.keep_threshold})",
@@ -164,6 +155,13 @@ class CompactorConfig:
     def budgeted(self) -> bool:
         """True when a token budget (trigger and target) decides instead of the thresholds."""
         return self.trigger_tokens is not None
+
+    @property
+    def budget(self) -> TokenBudget | None:
+        """The token budget in force (None: the thresholds decide)."""
+        if self.trigger_tokens is None:
+            return None
+        return TokenBudget(self.trigger_tokens, self.target_tokens)
 
     @property
     def discard(self) -> float:

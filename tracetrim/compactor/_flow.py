@@ -8,11 +8,61 @@ import attrs
 
 from tracetrim._json import canonical_lengths
 from tracetrim._snapshot import BlockSizes, Message
+from tracetrim._token_budget import TokenBudget
 from tracetrim.compactor._budget import pays_back
 from tracetrim.compactor._config import CompactorConfig, ExecutionOptions, Mode
-from tracetrim.compactor._outcome import Action, Outcome, PairDecision, PlanStats, Reason
+from tracetrim.compactor._outcome import Action, Outcome, PairDecision, Plan, PlanStats, Reason, Status
 from tracetrim.compactor._pairs import Pair
 from tracetrim.compactor._request import CompactionRequest
+from tracetrim.compactor._transcript import Transcript
+
+BELOW_TRIGGER = "below_trigger"
+"""Why every candidate is kept when the history is at or under the budget's trigger."""
+
+
+def unchanged_stats(
+    transcript: Transcript, pairs: Sequence[Pair], tokens: int, target: int | None
+) -> PlanStats:
+    """The stats of ``transcript`` as it stands (``tokens`` of it; ``target``: the budget's, if any):
+    where every plan's stats start."""
+    candidates = sum(1 for pair in pairs if pair.candidate)
+    return PlanStats(
+        messages_before=len(transcript.messages),
+        messages_after=len(transcript.messages),
+        chars_before=transcript.chars,
+        chars_after=transcript.chars,
+        candidates=candidates,
+        protected=len(pairs) - candidates,
+        tokens_before=tokens,
+        tokens_after=tokens,
+        target_tokens=target or 0,
+    )
+
+
+def skipped(
+    reason: Reason,
+    detail: str,
+    transcript: Transcript,
+    pairs: Sequence[Pair],
+    kept: Mapping[str, tuple[Action, str]],
+    stats: PlanStats,
+) -> Outcome:
+    """A SKIPPED outcome whose plan is ``transcript`` unchanged, each pair with its ``kept`` reason."""
+    messages = transcript.messages
+    decisions = pair_decisions(messages, pairs, kept, {}, {}, transcript.blocks)
+    plan = Plan(messages=messages, decisions=decisions, stats=stats)
+    return Outcome(status=Status.SKIPPED, reason=reason, detail=detail, plan=plan)
+
+
+def below_trigger(
+    budget: TokenBudget | None, transcript: Transcript, pairs: Sequence[Pair], stats: PlanStats
+) -> Outcome | None:
+    """``BELOW_TRIGGER`` when ``budget`` does not fire over ``stats.tokens_before``, else None."""
+    if budget is None or budget.fires(stats.tokens_before):
+        return None
+    kept = {pair.key: (Action.KEEP, BELOW_TRIGGER) for pair in pairs if pair.candidate}
+    detail = budget.below_trigger(stats.tokens_before)
+    return skipped(Reason.BELOW_TRIGGER, detail, transcript, pairs, kept, stats)
 
 
 def pair_decisions(

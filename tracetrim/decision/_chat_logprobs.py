@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import math
 import os
 import re
@@ -15,7 +14,7 @@ from typing import Any
 import attrs
 import httpx
 
-from tracetrim._json import compact_json
+from tracetrim._json import compact_json, strict_loads
 from tracetrim._validators import FieldValueError, is_number, is_real
 from tracetrim.decision._http import (
     DEFAULT_MAX_REPLY_BYTES,
@@ -122,7 +121,7 @@ def json_probability(text: str) -> float:
     """The ``probability`` from a JSON object in the reply (code fences and chatter are tolerated)."""
     for match in _JSON_OBJECT.finditer(text):
         try:
-            value = json.loads(match.group(0))
+            value = strict_loads(match.group(0))
         except ValueError:
             continue
         probability = value.get("probability") if isinstance(value, dict) else None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -14,6 +13,7 @@ import cattrs
 
 from tracetrim._convert import converter
 from tracetrim._errors import TracetrimError
+from tracetrim._json import pretty_json, strict_loads
 from tracetrim._validators import is_number
 
 FORMAT_VERSION = 1
@@ -170,13 +170,13 @@ class JudgeWeights:
 
     def to_json(self) -> str:
         """The weights as indented JSON (the shipped file's form)."""
-        return json.dumps(converter.unstructure(self), indent=1) + "\n"
+        return pretty_json(converter.unstructure(self), indent=1)
 
     @classmethod
     def from_json(cls, text: str, *, source: str = "weights") -> JudgeWeights:
         """Weights from JSON text; a `WeightsError` naming ``source`` and what is wrong."""
         try:
-            data = json.loads(text)
+            data = strict_loads(text)
             return converter.structure(data, cls)
         except WeightsError as exc:
             raise WeightsError(f"{source}: {exc}") from None

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
-from tracetrim._json import digest, strict_loads
+from tracetrim._json import digest, spaced_json, strict_loads
 from tracetrim._snapshot import Block, Message, SnapshotError, validate_messages
 
 RAW = "raw"
@@ -124,7 +123,7 @@ def is_raw(block: Block, fmt: str) -> bool:
 
 def dump_input(value: Any) -> str:
     """Encode a tool's arguments as the neutral JSON string (key order kept, non-ASCII kept)."""
-    return json.dumps(value, ensure_ascii=False)
+    return spaced_json(value)
 
 
 def parse_input(block: Block, i: int, j: int) -> dict[str, Any]:

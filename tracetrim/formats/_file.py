@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from tracetrim._json import strict_loads
+from tracetrim._json import compact_json, strict_loads
 from tracetrim._validators import FieldValueError
 from tracetrim.formats._shape import JsonLines
 from tracetrim.formats._table import FormatError
@@ -66,4 +66,4 @@ def parse_history_text(text: str | bytes) -> Any:
 def dump_jsonl(values: Iterable[Any]) -> str:
     """``values`` as JSONL the way Claude Code and Codex write it: compact JSON, non-ASCII kept, each
     value on its own line ending in a newline."""
-    return "".join(json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n" for value in values)
+    return "".join(compact_json(value) + "\n" for value in values)

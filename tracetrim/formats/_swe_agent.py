@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from tracetrim._json import strict_loads
 from tracetrim._marker import prose_action_metadata
 from tracetrim._snapshot import Message, SnapshotError, text_of_output
 from tracetrim.formats import _common as common
@@ -97,7 +97,7 @@ def from_swe_agent_history(history: Sequence[Any], *, synthesize_calls: bool = T
 
 def load_swe_agent_traj(path: str | Path, *, synthesize_calls: bool = True) -> list[Message]:
     """Read a SWE-agent ``.traj`` file and convert its ``history`` with `from_swe_agent_history`."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    data = strict_loads(Path(path).read_text(encoding="utf-8"))
     if not isinstance(data, dict) or "history" not in data:
         raise SnapshotError(f"{path}: a .traj file is a JSON object with a 'history' list")
     return from_swe_agent_history(data["history"], synthesize_calls=synthesize_calls)

@@ -1,9 +1,8 @@
 """The adapters' budget: ``trigger_tokens`` / ``target_tokens``, by default shares of the context window.
 
-A host thinks in its model's context window W: compact once the history passes 60% of it, down to 40%.
-The gap keeps the next turns from firing again at once; what lies above the trigger leaves room for the
-system prompt, the tools and the reply, and lets tracetrim act before a framework's own summarising
-step (AgentScope's fires at 80% of the window by default). Each adapter asks its framework for W
+A host thinks in its model's context window W: compact once the history passes 60% of it, down to 40%
+(`TokenBudget.of_window`). Acting at 60% lets tracetrim run before a framework's own summarising step
+(AgentScope's fires at 80% of the window by default). Each adapter asks its framework for W
 (`context_window_of` checks it); where the framework does not know it, no budget is set and the
 adapter plans as before.
 """
@@ -17,6 +16,7 @@ import attrs
 
 from tracetrim._scope import Scope
 from tracetrim._snapshot import Message
+from tracetrim._token_budget import TokenBudget, check_budget, default_target
 from tracetrim._validators import FieldTypeError, FieldValueError, is_count
 from tracetrim.harness_adapter._read_only import check_widenable, with_eligible
 from tracetrim.harness_adapter._run import AdapterResult, CompactingAdapter, compact_history
@@ -27,12 +27,6 @@ AUTO: Literal["auto"] = "auto"
 
 TokenSetting: TypeAlias = int | Literal["auto"] | None
 """A number of tokens, ``"auto"`` (a share of the context window) or None (not set)."""
-
-TRIGGER_SHARE = 0.6
-"""``trigger_tokens`` under ``"auto"``: this share of the context window."""
-
-TARGET_SHARE = 0.4
-"""``target_tokens`` under ``"auto"``: this share of the context window."""
 
 
 class WindowOptions(TypedDict, total=False):
@@ -87,11 +81,8 @@ def check_settings(trigger_tokens: object, target_tokens: object, context_window
             f"target_tokens={target_tokens} needs trigger_tokens set to a number too: a target is what a "
             "pass compacts down to once the history is over the trigger"
         )
-    if isinstance(target_tokens, int) and isinstance(trigger_tokens, int) and target_tokens >= trigger_tokens:
-        raise FieldValueError(
-            f"target_tokens ({target_tokens}) must be below trigger_tokens ({trigger_tokens}): compacting "
-            "only to the trigger would fire again next turn"
-        )
+    if isinstance(target_tokens, int) and isinstance(trigger_tokens, int):
+        check_budget(trigger_tokens, target_tokens)
 
 
 def resolve_budget(
@@ -104,16 +95,17 @@ def resolve_budget(
     thirds of the trigger (the ratio of the two shares), so that it stays below.
     """
     window = context_window if derive else None
+    derived = TokenBudget.of_window(window) if window and window >= 2 else None
     trigger = trigger_tokens
     if trigger == AUTO:
-        trigger = max(1, int(window * TRIGGER_SHARE)) if window else None
+        trigger = derived.trigger_tokens if derived is not None else None
     target = target_tokens
     if target == AUTO:
         target = None
-        if window and trigger is not None:
-            target = int(window * TARGET_SHARE)
-            if target >= trigger:
-                target = trigger * 2 // 3
+        if derived is not None and trigger is not None:
+            target = derived.target_tokens
+            if target is not None and target >= trigger:
+                target = default_target(trigger)
     assert not isinstance(trigger, str) and not isinstance(target, str)
     return Budget(trigger, target, window)
 

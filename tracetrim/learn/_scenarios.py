@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from tracetrim._json import strict_loads
 from tracetrim.compactor._judging import history_view
 from tracetrim.decision._features import pair_features
 from tracetrim.decision._history import HistoryView
@@ -21,7 +21,7 @@ LABEL_VALUES = {"critical": 1, "needed": 1, "irrelevant": 0, "superseded": 0}
 
 def load_scenarios(folder: Path) -> dict[str, dict[str, Any]]:
     """Every scenario file of ``folder`` by file stem."""
-    return {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.json"))}
+    return {p.stem: strict_loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.json"))}
 
 
 def scenario_view(scenario: Mapping[str, Any]) -> tuple[Case, HistoryView]:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
 
 import attrs
 
+from tracetrim._json import strict_loads
 from tracetrim._snapshot import Message
 from tracetrim._validators import FieldValueError
 
@@ -86,7 +86,7 @@ def tau_bench(path: Path, limit: int | None = None, *, prefix: str = "") -> list
     """
     from tracetrim.formats import from_openai_chat
 
-    runs = json.loads(path.read_text(encoding="utf-8"))[:limit]
+    runs = strict_loads(path.read_text(encoding="utf-8"))[:limit]
     out = []
     for n, run in enumerate(runs):
         messages = as_seen(from_openai_chat(run["traj"]))
@@ -170,7 +170,7 @@ def from_file(
 
     source = str(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = strict_loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise FieldValueError(f"{source}: cannot read a JSON trajectory ({exc})") from None
     name = path.name.split(".")[0]

@@ -4,16 +4,8 @@ from __future__ import annotations
 
 import attrs
 
-from tracetrim._validators import FieldValueError, int_in, is_count, is_number
-
-TRIGGER_SHARE = 0.6
-"""Of a context window, where the adapters' ``"auto"`` budget fires (README, "A budget from the model's
-context window")."""
-TARGET_SHARE = 0.4
-"""Of a context window, what the adapters' ``"auto"`` budget compacts down to."""
-EVERY_STEPS_TARGET = 2 / 3
-"""With ``every_steps`` and no ``target_tokens``, a budgeted strategy compacts to this share of the
-history it is handed (as `benchmarks/quality.py`'s budget row: 60% of a window down to 40%)."""
+from tracetrim._token_budget import TARGET_SHARE, TRIGGER_SHARE, TokenBudget, check_budget, default_target
+from tracetrim._validators import FieldValueError, int_in
 
 
 @attrs.frozen(kw_only=True)
@@ -38,16 +30,9 @@ class HostRule:
             )
         if self.trigger_tokens is not None and self.target_tokens is None:
             raise FieldValueError("is needed with trigger_tokens", owner="HostRule", field="target_tokens")
-        if (
-            self.trigger_tokens is not None
-            and self.target_tokens is not None
-            and self.target_tokens >= self.trigger_tokens
-        ):
-            raise FieldValueError(
-                f"({self.target_tokens}) must be below trigger_tokens ({self.trigger_tokens})",
-                owner="HostRule",
-                field="target_tokens",
-            )
+        check_budget(
+            self.trigger_tokens, self.target_tokens, owner="HostRule", why="or it fires again at once"
+        )
 
     @classmethod
     def window(
@@ -59,30 +44,22 @@ class HostRule:
         every_steps: int | None = None,
     ) -> HostRule:
         """Fire past ``trigger_share`` of ``context_window`` tokens, compact to ``target_share`` of it."""
-        for name, value in (("trigger_share", trigger_share), ("target_share", target_share)):
-            if not is_number(value) or not 0.0 < value <= 1.0:
-                raise FieldValueError(f"must be within (0, 1], got {value!r}", owner="HostRule", field=name)
-        if not is_count(context_window) or context_window < 2:
-            raise FieldValueError(
-                f"must be an integer of at least 2, got {context_window!r}",
-                owner="HostRule",
-                field="context_window",
-            )
-        if target_share >= trigger_share:
-            raise FieldValueError(
-                f"({target_share}) must be below trigger_share ({trigger_share})",
-                owner="HostRule",
-                field="target_share",
-            )
+        budget = TokenBudget.of_window(context_window, trigger_share=trigger_share, target_share=target_share)
         return cls(
-            trigger_tokens=max(int(context_window * trigger_share), 1),
-            target_tokens=int(context_window * target_share),
-            every_steps=every_steps,
+            trigger_tokens=budget.trigger_tokens, target_tokens=budget.target_tokens, every_steps=every_steps
         )
+
+    @property
+    def budget(self) -> TokenBudget | None:
+        """The token budget (None: only ``every_steps`` fires)."""
+        if self.trigger_tokens is None:
+            return None
+        return TokenBudget(self.trigger_tokens, self.target_tokens)
 
     def fires(self, tokens: int, step: int) -> bool:
         """Whether compaction runs before model call number ``step`` (from 0) over ``tokens`` of history."""
-        over = self.trigger_tokens is not None and tokens > self.trigger_tokens
+        budget = self.budget
+        over = budget is not None and budget.fires(tokens)
         due = self.every_steps is not None and step > 0 and step % self.every_steps == 0
         return over or due
 
@@ -90,13 +67,12 @@ class HostRule:
         """The size a budgeted strategy compacts ``tokens`` of history down to when this rule fires."""
         if self.target_tokens is not None:
             return self.target_tokens
-        return int(tokens * EVERY_STEPS_TARGET)
+        return default_target(tokens)  # as if the history it is handed were at the trigger
 
     def describe(self) -> str:
         """One line: what fires and to what size, e.g. ``over 12,000 tokens, down to 8,000``."""
-        parts = []
-        if self.trigger_tokens is not None:
-            parts.append(f"over {self.trigger_tokens:,} tokens, down to {self.target_tokens:,}")
+        budget = self.budget
+        parts = [budget.describe()] if budget is not None else []
         if self.every_steps is not None:
             target = "" if self.target_tokens is not None else " (budgets: down to 2/3 of the history)"
             parts.append(f"every {self.every_steps} steps{target}")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import time
@@ -20,6 +19,7 @@ from starlette.types import ASGIApp
 
 from tracetrim._contract import answer
 from tracetrim._convert import to_json_object
+from tracetrim._json import compact_json
 from tracetrim._snapshot import SnapshotError
 from tracetrim.archive import (
     Archive,
@@ -112,9 +112,7 @@ def compact_document(outcome: Outcome, original: CompactCall | Sequence[Any]) ->
 
 def render_json(document: Any) -> bytes:
     """``document`` as response bytes, as Starlette's ``JSONResponse`` renders it."""
-    return json.dumps(
-        document, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")
-    ).encode()
+    return compact_json(document).encode()
 
 
 async def _archived(operation: Awaitable[_T]) -> _T:

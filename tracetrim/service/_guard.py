@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
-import json
 import logging
 import re
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from tracetrim._json import compact_json
 
 _log = logging.getLogger("tracetrim.service")
 
@@ -208,7 +209,7 @@ def error_body(path: str, code: str, message: str) -> dict[str, object]:
 async def _send_error(
     send: Send, path: str, status: int, code: str, message: str, headers: list[tuple[bytes, bytes]]
 ) -> None:
-    body = json.dumps(error_body(path, code, message)).encode()
+    body = compact_json(error_body(path, code, message)).encode()
     await send(
         {
             "type": "http.response.start",

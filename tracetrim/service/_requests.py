@@ -7,7 +7,6 @@ fault (``options.keep_threshold``, ``scope.user_id``, ``eligible_tool_names[1]``
 
 from __future__ import annotations
 
-import json
 from typing import Any, Literal, TypeVar
 
 import attrs
@@ -21,6 +20,7 @@ from tracetrim._input_convert import (
     structure_input,
     structure_part,
 )
+from tracetrim._json import spaced_json
 from tracetrim._scope import Scope
 from tracetrim._snapshot import EncodedHistory, SnapshotError, copy_messages
 from tracetrim.archive import ArchiveError, SentDocument, check_ref
@@ -253,7 +253,7 @@ def _sent(fmt: HistoryFormat, original: Any, system: Any) -> SentDocument | None
     sent JSON value, encoded again (key order and values kept, not the body's whitespace)."""
     document = original if system is None else {"system": system, "messages": original}
     try:
-        data = json.dumps(document, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        data = spaced_json(document).encode("utf-8")
     except (TypeError, ValueError):
         return None
     return SentDocument(fmt.name, data)

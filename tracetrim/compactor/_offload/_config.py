@@ -8,6 +8,7 @@ from typing import Any
 import attrs
 
 from tracetrim._marker import RECALL_TOOL_NAME
+from tracetrim._token_budget import TokenBudget, check_budget
 from tracetrim._tokens import TokenCounter
 from tracetrim._validators import FieldValueError, int_in, name_set, probability
 from tracetrim.compactor._config import check_counter
@@ -85,13 +86,17 @@ class OffloadConfig:
     token_counter: TokenCounter | None = attrs.field(default=None, validator=check_counter, eq=False)
 
     def __attrs_post_init__(self) -> None:
-        if self.target_tokens is not None and self.target_tokens >= self.trigger_tokens:
-            raise FieldValueError(
-                f"({self.target_tokens}) must be below trigger_tokens ({self.trigger_tokens}): "
-                "offloading only to the trigger would fire again next turn",
-                owner="OffloadConfig",
-                field="target_tokens",
-            )
+        check_budget(
+            self.trigger_tokens,
+            self.target_tokens,
+            owner="OffloadConfig",
+            why="offloading only to the trigger would fire again next turn",
+        )
+
+    @property
+    def budget(self) -> TokenBudget:
+        """The trigger and target as one `TokenBudget`."""
+        return TokenBudget(self.trigger_tokens, self.target_tokens)
 
     @property
     def preview_head_chars(self) -> int:

@@ -13,10 +13,15 @@ from tracetrim._tokens import TokenCounter, estimate_tokens, message_tokens, tok
 from tracetrim._validators import FieldTypeError, FieldValueError
 from tracetrim.archive import Archive, snapshot_ref
 from tracetrim.compactor._budget import KEPT_REASON, rebuilt_tokens, rewrite_tokens
-from tracetrim.compactor._compactor import BELOW_TRIGGER
 from tracetrim.compactor._config import ExecutionOptions, Mode
 from tracetrim.compactor._excerpt import salience
-from tracetrim.compactor._flow import pair_decisions, rebuilt_length, with_reduction
+from tracetrim.compactor._flow import (
+    below_trigger,
+    pair_decisions,
+    rebuilt_length,
+    unchanged_stats,
+    with_reduction,
+)
 from tracetrim.compactor._offload._config import OffloadConfig, OffloadMode
 from tracetrim.compactor._offload._select import (
     compress_groups,
@@ -120,28 +125,11 @@ class OffloadStrategy(Strategy):
         )
         per_message = token_counts(messages, count)
         tokens = sum(per_message)
-        base = PlanStats(
-            messages_before=len(messages),
-            messages_after=len(messages),
-            chars_before=transcript.chars,
-            chars_after=transcript.chars,
-            protected=sum(1 for pair in pairs if not pair.candidate),
-            tokens_before=tokens,
-            tokens_after=tokens,
-            target_tokens=config.target_tokens or 0,
-        )
-        kept = {p.key: (Action.KEEP, BELOW_TRIGGER) for p in pairs if p.candidate}
-        if tokens <= config.trigger_tokens:
-            return Outcome(
-                status=Status.SKIPPED,
-                reason=Reason.BELOW_TRIGGER,
-                detail=f"the history holds {tokens:,} tokens; trigger_tokens is {config.trigger_tokens:,}",
-                plan=Plan(
-                    messages=messages,
-                    decisions=pair_decisions(messages, pairs, kept, {}, {}, transcript.blocks),
-                    stats=base,
-                ),
-            )
+        base = unchanged_stats(transcript, pairs, tokens, config.target_tokens)
+        base = attrs.evolve(base, candidates=0)  # counted once the rules have chosen
+        waiting = below_trigger(config.budget, transcript, pairs, base)
+        if waiting is not None:
+            return waiting
 
         proposal = await self._propose(request, messages, pairs, chosen, ref, per_message, count, deadline)
         if isinstance(proposal, Outcome):
@@ -216,7 +204,7 @@ class OffloadStrategy(Strategy):
                 tokens_after=tokens_after,
                 target_met=None
                 if self.config.target_tokens is None
-                else tokens_after <= self.config.target_tokens,
+                else self.config.budget.met(tokens_after),
                 cache_rewrite_tokens=rewrite_tokens(messages, final, after_tokens),
             )
         )
