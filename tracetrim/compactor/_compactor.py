@@ -8,6 +8,7 @@ from typing import Any
 
 import attrs
 
+from tracetrim._gc_pause import gc_paused
 from tracetrim._record import make_record
 from tracetrim._tokens import estimate_tokens, token_counts
 from tracetrim._validators import FieldValueError
@@ -106,29 +107,30 @@ class Compactor(Strategy):
         is none: pairs, the model's answers, the policy, the rebuild. Nothing is archived here."""
         config = self.config
         messages = transcript.messages
-        protected = protected_messages(
-            messages,
-            preserve_recent=config.preserve_recent_messages,
-            protected_ids=set(request.protected_message_ids),
-            pinned_ids=config.pinned_message_ids,
-        )
-        pairs = find_pairs(
-            messages,
-            eligible_tools=config.eligible_tools,
-            protected=protected,
-            protected_call_ids=set(request.protected_call_ids),
-        )
-        candidates = [pair for pair in pairs if pair.candidate]
-        count = config.token_counter or estimate_tokens
-        per_message = token_counts(messages, count)
-        base = unchanged_stats(transcript, pairs, sum(per_message), config.target_tokens)
-        budget = config.budget
-        waiting = below_trigger(budget, transcript, pairs, base)
-        if waiting is not None:
-            return waiting
-        if not candidates:
-            detail = no_candidates_detail(pairs, config.eligible_tools)
-            return skipped(Reason.NO_CANDIDATES, detail, transcript, pairs, {}, base)
+        with gc_paused():  # pure stages: nothing here yields to the event loop
+            protected = protected_messages(
+                messages,
+                preserve_recent=config.preserve_recent_messages,
+                protected_ids=set(request.protected_message_ids),
+                pinned_ids=config.pinned_message_ids,
+            )
+            pairs = find_pairs(
+                messages,
+                eligible_tools=config.eligible_tools,
+                protected=protected,
+                protected_call_ids=set(request.protected_call_ids),
+            )
+            candidates = [pair for pair in pairs if pair.candidate]
+            count = config.token_counter or estimate_tokens
+            per_message = token_counts(messages, count)
+            base = unchanged_stats(transcript, pairs, sum(per_message), config.target_tokens)
+            budget = config.budget
+            waiting = below_trigger(budget, transcript, pairs, base)
+            if waiting is not None:
+                return waiting
+            if not candidates:
+                detail = no_candidates_detail(pairs, config.eligible_tools)
+                return skipped(Reason.NO_CANDIDATES, detail, transcript, pairs, {}, base)
 
         judged = await judge(
             as_judge(self.model, config),  # per plan: a copy's config (`with_budget`) is the one in force
@@ -140,17 +142,18 @@ class Compactor(Strategy):
         )
         if isinstance(judged, Outcome):
             return judged
-        chosen = choose_actions(
-            messages,
-            pairs,
-            candidates,
-            judged.probabilities,
-            config=config,
-            ref=ref,
-            tokens=per_message,
-            count=count,
-            census=judged.census,
-        )
+        with gc_paused():
+            chosen = choose_actions(
+                messages,
+                pairs,
+                candidates,
+                judged.probabilities,
+                config=config,
+                ref=ref,
+                tokens=per_message,
+                count=count,
+                census=judged.census,
+            )
 
         def make(ref: str) -> Proposal:
             """Stage 7 and the numbers: the rebuilt history whose markers name ``ref``."""
@@ -188,7 +191,8 @@ class Compactor(Strategy):
                 plan, proposal_detail(plan.stats, judged.note.text if judged.note is not None else "")
             )
 
-        proposal = make(ref)
+        with gc_paused():
+            proposal = make(ref)
 
         stats = proposal.plan.stats
         refused = refusal(config, stats, model_calls(messages))

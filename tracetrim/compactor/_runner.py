@@ -19,6 +19,7 @@ from typing import Protocol
 
 import attrs
 
+from tracetrim._gc_pause import gc_paused
 from tracetrim._record import emit_record
 from tracetrim._scope import Scope
 from tracetrim._snapshot import LIST_FRAME, Message, SnapshotError, framed
@@ -161,7 +162,8 @@ async def _run(
     keep = execution.mode is Mode.ENFORCE and isinstance(archive, EncodedSnapshotArchive)
     frame = snapshot_frame(scope, request.sent if keep else None) if scope is not None else LIST_FRAME
     try:
-        transcript = load_transcript(request.messages, max_chars, frame=frame, keep_encoded=keep)
+        with gc_paused():
+            transcript = load_transcript(request.messages, max_chars, frame=frame, keep_encoded=keep)
     except TranscriptTooLarge as exc:
         return Outcome(status=Status.SKIPPED, reason=Reason.TRANSCRIPT_TOO_LARGE, detail=str(exc))
     except SnapshotError as exc:

@@ -8,6 +8,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
+from tracetrim._gc_pause import gc_paused
 from tracetrim.decision._census import TermCensus
 from tracetrim.decision._failures import InvalidAnswer
 from tracetrim.decision._protocol import Usage
@@ -161,7 +162,8 @@ class HistoryJudge(Protocol):
 async def judgements_of(judge: HistoryJudge, view: HistoryView) -> Judgements:
     """``judge``'s answers for ``view`` awaited where they need it, as `Judgements` (a plain mapping
     gets the defaults: a judge that read the whole history, asked nothing remote)."""
-    answer = judge.judge(view)
+    with gc_paused():  # an in-process judge's pass; an awaitable is awaited outside the pause
+        answer = judge.judge(view)
     if not isinstance(answer, Mapping) and inspect.isawaitable(answer):
         answer = await answer
     if not isinstance(answer, Mapping):
