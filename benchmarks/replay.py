@@ -5,6 +5,7 @@ Run from the repository root (about twelve minutes on two loaded cores at the de
     .venv/bin/python benchmarks/replay.py                      # 60 mini-swe-agent runs, every other run
     .venv/bin/python benchmarks/replay.py --mini-runs 0        # every mini-swe-agent run (about 3x longer)
     .venv/bin/python benchmarks/replay.py --judge shipped      # the shipped judge (it saw these runs)
+    .venv/bin/python benchmarks/replay.py --shares 0.6/0.4,0.8/0.6   # tracetrim's trigger/target shares
 
 What is measured, per dataset (`tracetrim.replay`): every model call of every run, in order. The
 baselines edit each request as they do where they run (observation masking keeping the last N results,
@@ -444,6 +445,44 @@ def run_dataset(
     return points, reports
 
 
+def share_sweep(
+    name: str, runs: list[Trajectory], judge_for: JudgeFor, shares: Sequence[tuple[float, float]]
+) -> None:
+    """tracetrim's budget and threshold modes at the dataset's reference window, fired and compacted at
+    each (trigger, target) share of it: where on the curve each pair of shares puts them, against
+    keep-last-N masking's curve at the same tokens billed."""
+    window = WINDOWS[name][len(WINDOWS[name]) // 2]
+    fixed = fixed_strategies()
+    base = replay_runs(runs, [s for _, _, s in fixed], HostRule.window(window), ANTHROPIC)
+    none = base.totals_for(ALL)[0]
+    masking = frontier([p for p in _points(base, fixed, none) if p.family == "keep-last-N"])
+    rows = []
+    for trigger, target in shares:
+        host = HostRule.window(window, trigger_share=trigger, target_share=target)
+        chosen: list[Entry] = [
+            ("budget", f"{trigger:.0%}/{target:.0%}", tracetrim_budget(judge_for=judge_for, name="budget")),
+            ("threshold", f"{trigger:.0%}/{target:.0%}", tracetrim_threshold(judge_for=judge_for, name="t")),
+        ]
+        report = replay_runs(runs, [s for _, _, s in chosen], host, ANTHROPIC)
+        for point in _points(report, chosen, none):
+            totals = point.totals
+            rows.append(
+                [
+                    point.family,
+                    point.setting,
+                    f"{point.billed:.1%}",
+                    f"{point.gone:.1%}",
+                    at_equal_billed(masking, point.billed),
+                    f"{point.cached(ANTHROPIC):.1%}",
+                    f"{totals.compactions:,}",
+                ]
+            )
+    print(f"## {name}: trigger / target shares of W={_k(window)} ({len(runs)} runs)\n")
+    header = ["mode", "shares", "billed", "gone", "masking: gone@=billed", "cost, Anthropic cache", "compact"]
+    print(table(header, rows))
+    print()
+
+
 def _rank(point: Point) -> tuple[int, int]:
     """Family order, then the setting: documented defaults first, then N or the window ascending."""
     setting = point.setting.removeprefix("W=").removesuffix("k")
@@ -481,7 +520,12 @@ def main() -> int:
     parser.add_argument(
         "--html", type=Path, help="write each dataset's reference-window report to this folder"
     )
+    parser.add_argument(
+        "--shares",
+        help="only sweep tracetrim's trigger/target shares of the reference window, e.g. 0.6/0.4,0.8/0.6",
+    )
     args = parser.parse_args()
+    shares = [tuple(map(float, pair.split("/"))) for pair in args.shares.split(",")] if args.shares else []
     started = time.perf_counter()
     names = [n.strip() for n in args.datasets.split(",") if n.strip()]
     everything = shared_datasets(args.shared)
@@ -493,6 +537,9 @@ def main() -> int:
         runs = sample(everything[name], limits.get(name, 0))
         if len(runs) < len(everything[name]):
             print(f"({name}: {len(runs)} of {len(everything[name])} runs, spread evenly by name)")
+        if shares:
+            share_sweep(name, runs, judge_for, shares)
+            continue
         windows = [int(w) for w in args.windows.split(",")] if args.windows else None
         _, reports = run_dataset(
             name,

@@ -1,6 +1,7 @@
 """The layering the frame promises, read from the source: the planner does no I/O, nothing outside
 it tells strategies apart by their class, and the planner sees one judge protocol (a remote model's
-state, questions and answers live in `tracetrim.decision._remote`)."""
+state, questions and answers live in `tracetrim.decision._remote`), and JSON is encoded and decoded in
+`tracetrim._json` alone."""
 
 from __future__ import annotations
 
@@ -126,3 +127,34 @@ def test_only_as_judge_tells_a_judge_from_a_remote_model() -> None:
     assert _type_tests(
         ast.parse((PACKAGE / JUDGE_CHOICE).read_text(encoding="utf-8")), frozenset({"HistoryJudge"})
     )
+
+
+JSON_MODULES = frozenset({"json", "orjson"})
+JSON_HOME = Path("_json.py")
+"""The one module that encodes and decodes JSON (`tracetrim._json`)."""
+
+
+def _json_calls(tree: ast.Module) -> list[int]:
+    """Lines that call into ``json`` or ``orjson`` (``json.dumps(...)``, ``orjson.loads(...)``, ...)."""
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id in JSON_MODULES
+    ]
+
+
+def test_json_is_encoded_and_decoded_in_one_module() -> None:
+    found = {
+        str(path.relative_to(PACKAGE)): lines
+        for path, tree in _trees(PACKAGE)
+        if path.relative_to(PACKAGE) != JSON_HOME and (lines := _json_calls(tree))
+    }
+    assert found == {}
+
+
+def test_the_json_check_sees_what_it_looks_for() -> None:
+    assert _json_calls(ast.parse("import json\njson.dumps({})\nx = 1\norjson.loads(b'1')\n")) == [2, 4]
+    assert _json_calls(ast.parse((PACKAGE / JSON_HOME).read_text(encoding="utf-8")))

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 import orjson
@@ -370,6 +371,12 @@ def text_nesting_exceeds(text: str | bytes, limit: int = MAX_NESTING) -> bool:
     return False
 
 
+def round_trip(value: Any, default: Callable[[Any], Any]) -> Any:
+    """What ``value`` decodes to once encoded as JSON, with ``default`` turning an object JSON cannot
+    carry into one it can (a framework's model into its dict); ``TypeError``/``ValueError`` for the rest."""
+    return json.loads(json.dumps(value, ensure_ascii=False, allow_nan=False, default=default))
+
+
 def sha256_hex(data: bytes) -> str:
     """Lower-case hex SHA-256 of ``data``."""
     return hashlib.sha256(data).hexdigest()
@@ -385,10 +392,19 @@ def reject_constant(name: str) -> NoReturn:
     raise FieldValueError(f"non-finite number {name} is not valid JSON")
 
 
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e999 parses to inf without any NaN or Infinity spelled out
+        raise FieldValueError(f"the number {text[:40]}, which is not finite as a float, is not valid JSON")
+    return value
+
+
 # One decoder for the process: json.loads with an option builds a new decoder on every call.
-_STRICT = json.JSONDecoder(parse_constant=reject_constant)
+_STRICT = json.JSONDecoder(parse_constant=reject_constant, parse_float=_finite_float)
 
 
-def strict_loads(text: str) -> Any:
-    """``text`` decoded as JSON proper: a non-finite constant is a `FieldValueError`."""
-    return _STRICT.decode(text)
+def strict_loads(text: str | bytes) -> Any:
+    """``text`` (UTF-8 when bytes) decoded as JSON proper: a non-finite number, spelled out (``NaN``)
+    or too large for a float (``1e999``), is a `FieldValueError`; bytes that are not UTF-8, or
+    text that is not JSON, a `ValueError`."""
+    return _STRICT.decode(text.decode("utf-8") if isinstance(text, (bytes, bytearray)) else text)

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import abc
-import json
-import math
 from collections.abc import Sequence
 from typing import Any
 
-from tracetrim._errors import TracetrimError
-from tracetrim._json import canonical_bytes, sha256_hex
+from tracetrim._json import canonical_bytes, sha256_hex, strict_loads
 from tracetrim._scope import Scope
 from tracetrim._snapshot import Message, SnapshotError, check_messages, unencodable_error
+from tracetrim._validators import FieldValueError
 from tracetrim.archive._errors import ArchiveCorruptedError, ArchiveLimitError, ScopeMismatchError
 from tracetrim.archive._protocol import (
     SNAPSHOT_VERSION,
@@ -107,21 +105,6 @@ def decode_sent(scope: Scope, ref: str, data: bytes, max_bytes: int) -> SentDocu
 _DOCUMENT_KEYS = frozenset({"version", "scope", "messages", SENT_KEY})
 
 
-class _NonFinite(TracetrimError, ValueError):
-    """A NaN or an infinity in stored bytes: JSON has no such number and the writer refuses one."""
-
-
-def _refuse_constant(name: str) -> Any:
-    raise _NonFinite(f"it holds the non-finite number {name}")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):  # 1e999 parses to inf without any NaN or Infinity spelled out
-        raise _NonFinite(f"it holds the number {text[:40]}, which is not finite as a float")
-    return value
-
-
 def _verified(scope: Scope, ref: str, data: bytes, max_bytes: int) -> dict[str, Any]:
     """The snapshot document ``data`` holds, if it is exactly what the writer writes for ``scope``.
 
@@ -137,8 +120,8 @@ def _verified(scope: Scope, ref: str, data: bytes, max_bytes: int) -> dict[str, 
     if sha256_hex(data) != ref:
         raise ArchiveCorruptedError(f"{where} is corrupted: its digest does not match the reference")
     try:
-        document: Any = json.loads(data, parse_constant=_refuse_constant, parse_float=_finite_float)
-    except _NonFinite as exc:
+        document: Any = strict_loads(data)
+    except FieldValueError as exc:  # a non-finite number
         raise ArchiveCorruptedError(f"{where} is corrupted: {exc}") from None
     except ValueError:
         raise ArchiveCorruptedError(f"{where} is corrupted: not valid JSON") from None

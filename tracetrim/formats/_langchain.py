@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from tracetrim._json import round_trip
 from tracetrim._snapshot import Block, Message, SnapshotError
 from tracetrim.formats import _common as common
 
@@ -61,9 +61,7 @@ def _extras(message: BaseMessage, i: int) -> dict[str, Any]:
 def _json_copy(value: dict[str, Any], what: str, i: int) -> dict[str, Any]:
     """A plain-JSON copy of ``value``; `SnapshotError` naming ``what`` when it is not JSON."""
     try:
-        copied: dict[str, Any] = json.loads(
-            json.dumps(value, ensure_ascii=False, allow_nan=False, default=_model_dump)
-        )
+        copied: dict[str, Any] = round_trip(value, _model_dump)
     except (TypeError, ValueError) as exc:
         raise SnapshotError(f"{what} is not JSON-serialisable ({exc})", message=i) from None
     return copied
