@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import pytest
@@ -39,11 +40,11 @@ REFUSALS: list[tuple[str, Callable[[], object]]] = [
 def test_every_owner_refuses_a_target_at_its_trigger_by_name(
     message: str, make: Callable[[], object]
 ) -> None:
-    with pytest.raises(tt.TracetrimError, match=rf"^{message.replace('(', '[(]').replace(')', '[)]')}"):
+    with pytest.raises(tt.TracetrimError, match="^" + re.escape(message)):
         make()
 
 
-@pytest.mark.parametrize("window", [2, 3, 10, 1_000, 16_000, 128_000, 200_000, 1_000_001])
+@pytest.mark.parametrize("window", [1, 2, 3, 10, 1_000, 16_000, 128_000, 200_000, 1_000_001])
 def test_one_derivation_from_a_context_window(window: int) -> None:
     budget = tt.TokenBudget.of_window(window)
     assert budget.trigger_tokens == max(int(window * 0.6), 1)
@@ -58,7 +59,7 @@ def test_one_derivation_from_a_context_window(window: int) -> None:
 @pytest.mark.parametrize(
     ("kwargs", "field"),
     [
-        ({"context_window": 1}, "context_window"),
+        ({"context_window": 0}, "context_window"),
         ({"context_window": 1_000, "trigger_share": 0.0}, "trigger_share"),
         ({"context_window": 1_000, "target_share": 1.5}, "target_share"),
         ({"context_window": 1_000, "trigger_share": 0.4, "target_share": 0.6}, "target_share"),

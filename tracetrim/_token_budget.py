@@ -86,9 +86,9 @@ class TokenBudget:
                 raise FieldValueError(
                     f"must be within (0, 1], got {value!r}", owner="TokenBudget", field=name
                 )
-        if not is_count(context_window) or context_window < 2:
+        if not is_count(context_window) or context_window < 1:
             raise FieldValueError(
-                f"must be an integer of at least 2, got {context_window!r}",
+                f"must be a positive integer, got {context_window!r}",
                 owner="TokenBudget",
                 field="context_window",
             )

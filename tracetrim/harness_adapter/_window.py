@@ -95,7 +95,7 @@ def resolve_budget(
     thirds of the trigger (the ratio of the two shares), so that it stays below.
     """
     window = context_window if derive else None
-    derived = TokenBudget.of_window(window) if window and window >= 2 else None
+    derived = TokenBudget.of_window(window) if window else None
     trigger = trigger_tokens
     if trigger == AUTO:
         trigger = derived.trigger_tokens if derived is not None else None
