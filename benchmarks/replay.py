@@ -17,7 +17,8 @@ and at OpenAI's prices (``cache_prices``; ``--no-gates`` leaves them out), both 
 (``--without-tombstones``) and offload run through the real planner in ENFORCE with an in-memory
 archive, fired by the host's rule: a context window W, compacting past 60% of it down to 40% (the
 adapters' ``"auto"``), for three windows per dataset, so each strategy traces a curve of tokens billed
-against content lost.
+against content lost. Threshold mode is also fired before every call with no minimum reduction, as often
+as the per-request editors edit, at ``keep_threshold`` 0.5 to 0.99 (`EVERY_CALL_KEEPS`).
 The judge is held out: refitted per fold (4 folds by repository, task or run, as
 ``benchmarks/quality.py``) on the cuts of every shared run and the labelled scenarios, and each run is
 judged by the fold that never saw its group (``--judge kind``: fitted on the other datasets only).
@@ -93,6 +94,10 @@ WINDOWS = {
 7k and 3k tokens), so windows of real models (128k and more) would never fire; these make the host
 compact in most runs, the middle one is the reference."""
 MASK_KEEPS = (3, 5, 10, 15, 20)
+EVERY_CALL_KEEPS = (0.5, 0.85, 0.95, 0.99)
+"""``keep_threshold`` of threshold mode fired before every call with no minimum reduction: compacting
+as often as the per-request editors do, it traces the judge's curve down to their tokens billed."""
+EVERY_CALL = "tracetrim threshold, every call"
 JudgeFor = Callable[[Trajectory], LearnedDecisionModel]
 Entry = tuple[str, str, ReplayStrategy]
 """(family, setting, strategy): one point of a family's curve."""
@@ -225,6 +230,23 @@ def host_strategies(
     return out
 
 
+def every_call_strategies(judge_for: JudgeFor) -> list[Entry]:
+    """Threshold mode fired before every call (``every_call``) with ``minimum_reduction=0``,
+    one point per `EVERY_CALL_KEEPS` threshold: the way a host that pays for every prompt token and
+    has no prompt cache to keep would run it."""
+    return [
+        (
+            EVERY_CALL,
+            f"keep {keep:g}",
+            tracetrim_threshold(
+                judge_for=judge_for, name=f"threshold every call @{keep:g}", every_call=True,
+                keep_threshold=keep, minimum_reduction=0.0,
+            ),
+        )
+        for keep in EVERY_CALL_KEEPS
+    ]  # fmt: skip
+
+
 def _points(
     report: ReplayReport, chosen: Sequence[tuple[str, str, ReplayStrategy]], none: StrategyTotals
 ) -> list[Point]:
@@ -306,7 +328,7 @@ def points_table(points: Sequence[Point]) -> str:
     return table(header, body)
 
 
-TRACETRIM_FAMILIES = ("tracetrim threshold", "tracetrim budget", "tracetrim offload")
+TRACETRIM_FAMILIES = ("tracetrim threshold", EVERY_CALL, "tracetrim budget", "tracetrim offload")
 FAMILIES = (
     "none",
     "keep-last-N",
@@ -317,6 +339,7 @@ FAMILIES = (
     "tracetrim threshold, cache gate Anthropic",
     "tracetrim threshold, cache gate OpenAI",
     "tracetrim threshold without tombstones",
+    EVERY_CALL,
     "tracetrim budget",
     "tracetrim budget, target or nothing",
     "tracetrim budget, cache gate Anthropic",
@@ -422,6 +445,10 @@ def run_dataset(
             html.mkdir(parents=True, exist_ok=True)
             page = render_html(merged(base, report), title=f"tracetrim replay: {name}, W={_k(window)}")
             (html / f"replay-{name}.html").write_text(page, encoding="utf-8")
+    every = every_call_strategies(judge_for)
+    every_report = replay_runs(runs, [s for _, _, s in every], HostRule.window(reference), ANTHROPIC)
+    points += _points(every_report, every, none)
+    reports["every call"] = every_report.to_json()
     calls = none.steps
     points.sort(key=_rank)
     print(

@@ -17,6 +17,8 @@ from tracetrim.replay import (
     KeepLastN,
     MessageBook,
     NoCompaction,
+    PlannerKind,
+    TracetrimStrategy,
     model_turns,
     replay_runs,
     strategies_by_name,
@@ -203,3 +205,21 @@ def test_the_cache_gate_variants_weigh_each_rewrite_with_the_replays_prices() ->
     free = strategies_by_name(["threshold-cache-gate"], DropEvery(), prices=NO_CACHE)[0]
     plain = _one(tracetrim_threshold(DropEvery()))
     assert _one(free).context == plain.context
+
+
+def test_threshold_every_call_plans_before_each_call_whatever_the_host_rule_says() -> None:
+    # A trigger no history of this run reaches: the rule-fired strategy never plans.
+    host = HostRule(trigger_tokens=10_000_000, target_tokens=1_000)
+    fired, every = strategies_by_name(["threshold", "threshold-every-call"], DropEvery())
+    assert every.name == "tracetrim threshold, every call"
+    assert "minimum_reduction=0.0" in every.models and "every call" in every.models
+    report = replay_runs([lookup_run()], [fired, every], host, NO_CACHE)
+    never, each = report.runs
+    assert never.plans == 0 and never.compactions == 0
+    assert each.plans == each.steps - 1  # every call after the first
+    assert each.compactions >= 1 and each.billed_tokens < never.billed_tokens
+
+
+def test_only_threshold_mode_fires_every_call() -> None:
+    with pytest.raises(ValueError, match="every_call"):
+        TracetrimStrategy(PlannerKind.BUDGET, "budget", None, every_call=True)

@@ -58,6 +58,7 @@ STRATEGY_NAMES = (
     "budget-target-or-nothing",
     "threshold-cache-gate",
     "budget-cache-gate",
+    "threshold-every-call",
 )
 """What ``tracetrim replay --strategies`` accepts: the baselines, then tracetrim's strategies."""
 DEFAULT_NAMES = STRATEGY_NAMES[:8]
@@ -66,8 +67,9 @@ NO_TOMBSTONES = STRATEGY_NAMES[8:10]
 """The planner modes once more without the tombstones the library leaves by default."""
 VARIANTS = STRATEGY_NAMES[10:]
 """tracetrim's other settings: a budget that adopts nothing short of its target (``adopt_partial``
-false), and both planner modes refusing a compaction that would not pay back its cache rewrite at the
-replay's prices (``cache_prices``)."""
+false), both planner modes refusing a compaction that would not pay back its cache rewrite at the
+replay's prices (``cache_prices``), and threshold mode planning before every call with no minimum
+reduction (what an adapter given ``trigger_tokens=None`` and ``minimum_reduction=0`` does)."""
 
 
 def strategies_by_name(
@@ -106,5 +108,6 @@ def strategies_by_name(
         "budget-target-or-nothing": lambda: tracetrim_budget(judge, adopt_partial=False),
         "threshold-cache-gate": lambda: tracetrim_threshold(judge, cache_prices=prices.ratios),
         "budget-cache-gate": lambda: tracetrim_budget(judge, cache_prices=prices.ratios),
+        "threshold-every-call": lambda: tracetrim_threshold(judge, every_call=True, minimum_reduction=0.0),
     }
     return [build[name]() for name in names]

@@ -11,6 +11,7 @@ import attrs
 
 from tracetrim._scope import Scope
 from tracetrim._snapshot import Message
+from tracetrim._validators import FieldValueError
 from tracetrim.archive import KeyValueArchive, MemoryStore
 from tracetrim.compactor import (
     CompactionRequest,
@@ -51,12 +52,18 @@ _MODELS = {
     PlannerKind.OFFLOAD: "tracetrim OffloadStrategy, mode compact (OffloadConfig defaults, the host's "
     "trigger / target{extra}), ENFORCE",
 }
+_EVERY_CALL_MODEL = (
+    "tracetrim Compactor, threshold mode (CompactorConfig defaults{extra}), ENFORCE, fired before every "
+    "call after the first (an adapter given trigger_tokens=None)"
+)
 
 
 @attrs.frozen
 class TracetrimStrategy:
     """A tracetrim strategy for the replay; build one with `tracetrim_threshold`, `tracetrim_budget` or
-    `tracetrim_offload`. ``config`` overrides the config's defaults (``tombstones=False``, say)."""
+    `tracetrim_offload`. ``config`` overrides the config's defaults (``tombstones=False``, say).
+    ``every_call``: plan before every call after the first whatever the host's rule says, as an adapter
+    given ``trigger_tokens=None`` does (threshold mode only)."""
 
     kind: PlannerKind
     name: str
@@ -64,6 +71,15 @@ class TracetrimStrategy:
     """The judge for each run (None for the offload, which has none)."""
     config: Mapping[str, Any] = attrs.field(factory=dict)
     models: str = ""
+    every_call: bool = attrs.field(default=False, kw_only=True)
+
+    def __attrs_post_init__(self) -> None:
+        if self.every_call and self.kind is not PlannerKind.THRESHOLD:
+            raise FieldValueError(
+                "is for threshold mode: a budget or an offload fires at the host's trigger",
+                owner="TracetrimStrategy",
+                field="every_call",
+            )
 
     def start(self, run: Trajectory, host: HostRule, book: MessageBook) -> _PlannerSession:
         """A session holding the host's history, with a fresh in-memory archive for this run."""
@@ -98,7 +114,7 @@ class TracetrimStrategy:
                 target = host.target_for(tokens)
                 return base.with_budget(target + 1, target)
 
-        return _PlannerSession(make, host, book, scope)
+        return _PlannerSession(make, HostRule(every_steps=1) if self.every_call else host, book, scope)
 
 
 class _PlannerSession:
@@ -135,6 +151,7 @@ def _strategy(
     judge_for: JudgeFor | None,
     name: str | None,
     config: dict[str, Any],
+    every_call: bool = False,
 ) -> TracetrimStrategy:
     if judge_for is None and kind is not PlannerKind.OFFLOAD:
         chosen: Judge = judge if judge is not None else LearnedDecisionModel()
@@ -150,17 +167,24 @@ def _strategy(
     if config.get("cache_prices") is not None:
         read, write = config["cache_prices"]
         default += f", cache gate {read:g}/{write:g}"
-    return TracetrimStrategy(
-        kind, name or default, judge_for, dict(config), _MODELS[kind].format(extra=extra)
-    )
+    if every_call:
+        default += ", every call"
+    model = (_EVERY_CALL_MODEL if every_call else _MODELS[kind]).format(extra=extra)
+    return TracetrimStrategy(kind, name or default, judge_for, dict(config), model, every_call=every_call)
 
 
 def tracetrim_threshold(
-    judge: Judge | None = None, *, judge_for: JudgeFor | None = None, name: str | None = None, **config: Any
+    judge: Judge | None = None,
+    *,
+    judge_for: JudgeFor | None = None,
+    name: str | None = None,
+    every_call: bool = False,
+    **config: Any,
 ) -> TracetrimStrategy:
-    """tracetrim's thresholds (the judge's policy levels) each time the host's rule fires; the judge
-    defaults to the shipped `LearnedDecisionModel`, ``config`` overrides `CompactorConfig` fields."""
-    return _strategy(PlannerKind.THRESHOLD, judge, judge_for, name, config)
+    """tracetrim's thresholds (the judge's policy levels) each time the host's rule fires, or before
+    every call with ``every_call``; the judge defaults to the shipped `LearnedDecisionModel`, ``config``
+    overrides `CompactorConfig` fields."""
+    return _strategy(PlannerKind.THRESHOLD, judge, judge_for, name, config, every_call)
 
 
 def tracetrim_budget(
