@@ -125,44 +125,50 @@ def find_pairs(
     protected_call_ids: Collection[str],
 ) -> list[Pair]:
     """Every tool-call id in order of first appearance, keyed ``t1, t2, ...``, with its verdict."""
-    calls: dict[str, list[tuple[int, int]]] = {}
-    results: dict[str, list[tuple[int, int]]] = {}
+    # The first call and the first result of each id; most ids have one of each, so no list is made.
+    calls: dict[str, tuple[int, int]] = {}
+    results: dict[str, tuple[int, int]] = {}
+    duplicated: set[str] = set()
     order: dict[str, None] = {}
     for i, message in enumerate(messages):
         for j, block in enumerate(message["content"]):
             kind = block["type"]
             if kind == "tool_call":
-                calls.setdefault(block["id"], []).append((i, j))
+                table = calls
             elif kind == "tool_result":
-                results.setdefault(block["id"], []).append((i, j))
+                table = results
             else:
                 continue
-            order.setdefault(block["id"], None)
+            call_id = block["id"]
+            if call_id in table:
+                duplicated.add(call_id)
+            else:
+                table[call_id] = (i, j)
+            order.setdefault(call_id, None)
 
     pairs: list[Pair] = []
     for n, call_id in enumerate(order, start=1):
         key = f"t{n}"
-        found_calls, found_results = calls.get(call_id, []), results.get(call_id, [])
-        if len(found_calls) > 1 or len(found_results) > 1:
-            first = (found_calls or found_results)[0]
+        call_at, result_at = calls.get(call_id), results.get(call_id)
+        if call_id in duplicated:
+            first = call_at or result_at
+            assert first is not None
             tool = messages[first[0]]["content"][first[1]]["name"]
-            call_at = found_calls[0] if found_calls else None
-            result_at = found_results[0] if found_results else None
             pairs.append(Pair(key, call_id, tool, call_at, result_at, reason="duplicate_id"))
             continue
-        if not found_results:
-            i, j = found_calls[0]
+        if result_at is None:
+            assert call_at is not None
+            i, j = call_at
             call = messages[i]["content"][j]
             pairs.append(
                 Pair(key, call_id, call["name"], (i, j), None, reason="no_result", input=call["input"])
             )
             continue
-        result_at = found_results[0]
         result = messages[result_at[0]]["content"][result_at[1]]
         result_text = text_of_output(result["output"])
         state = str(result.get("state", ""))
         chars = len(result_text) if result_text is not None else canonical_length(result["output"])
-        if not found_calls:
+        if call_at is None:
             pairs.append(
                 Pair(
                     key,
@@ -176,7 +182,6 @@ def find_pairs(
                 )
             )
             continue
-        call_at = found_calls[0]
         call = messages[call_at[0]]["content"][call_at[1]]
         reason = (
             _guard(call, result, call_at, result_at, result_text)
