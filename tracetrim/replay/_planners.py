@@ -47,15 +47,16 @@ class PlannerKind(enum.StrEnum):
 
 _MODELS = {
     PlannerKind.THRESHOLD: "tracetrim Compactor, threshold mode (CompactorConfig defaults{extra}), ENFORCE, "
-    "fired by the host rule",
+    "{fired}",
     PlannerKind.BUDGET: "tracetrim Compactor, budget mode (the host's trigger / target{extra}), ENFORCE",
     PlannerKind.OFFLOAD: "tracetrim OffloadStrategy, mode compact (OffloadConfig defaults, the host's "
     "trigger / target{extra}), ENFORCE",
 }
-_EVERY_CALL_MODEL = (
-    "tracetrim Compactor, threshold mode (CompactorConfig defaults{extra}), ENFORCE, fired before every "
-    "call after the first (an adapter given trigger_tokens=None)"
-)
+_FIRED = {
+    False: "fired by the host rule",
+    True: "fired before every call after the first (an adapter given trigger_tokens=None)",
+}
+"""When threshold mode plans, by ``every_call``."""
 
 
 @attrs.frozen
@@ -169,7 +170,7 @@ def _strategy(
         default += f", cache gate {read:g}/{write:g}"
     if every_call:
         default += ", every call"
-    model = (_EVERY_CALL_MODEL if every_call else _MODELS[kind]).format(extra=extra)
+    model = _MODELS[kind].format(extra=extra, fired=_FIRED[every_call])
     return TracetrimStrategy(kind, name or default, judge_for, dict(config), model, every_call=every_call)
 
 
