@@ -70,6 +70,12 @@ def pretty_json(value: Any, *, sort_keys: bool = False, indent: int = 2) -> str:
     return json.dumps(value, ensure_ascii=False, indent=indent, allow_nan=False, sort_keys=sort_keys) + "\n"
 
 
+def laid_out_json(value: Any, *, indent: str | None, separators: tuple[str, str], ensure_ascii: bool) -> str:
+    """``value`` as JSON laid out as a file has it (`tracetrim.formats.FileStyle`): ``indent`` per
+    level (None: one line), ``separators`` (item, key), non-ASCII escaped or kept; NaN refused."""
+    return json.dumps(value, indent=indent, separators=separators, ensure_ascii=ensure_ascii, allow_nan=False)
+
+
 def _plain_float(value: float) -> bool:
     return _FLOATS_AGREE and (value == 0.0 or _PLAIN_FLOAT_MIN <= abs(value) < _PLAIN_FLOAT_MAX)
 

@@ -18,9 +18,10 @@ import pytest
 from tests._serve import serve_process
 from tests.conftest import REPO
 from tracetrim.cli import main
-from tracetrim.formats import HISTORY_FORMATS, detect_format
+from tracetrim.formats import HISTORY_FORMATS, FileStyle, detect_format
 
 WHOLE = Path(__file__).parents[1] / "data" / "whole_files"
+AGENTS = Path(__file__).parents[1] / "data" / "agents"
 
 # Each fixture, its format, and flags under which the default judge does shorten it.
 FILES = {
@@ -86,15 +87,91 @@ def test_emit_history_writes_the_whole_file_in_its_own_shape(
 def test_an_unchanged_history_is_written_as_the_input(
     name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """SHADOW adopts nothing, so the file to continue with is the input itself: the same JSON value,
-    and the same bytes where the input was written as JSON writers usually write (indent 2)."""
-    source = WHOLE / name
-    code, out, err = _run(["compact", str(source), *TOOLS, "--emit", "history"], capsys)
+    """SHADOW adopts nothing, so the file to continue with is the input itself, byte for byte, however
+    it was written (here: as the fixture is, minified, and with a byte-order mark and CRLF line ends)."""
+    value = _load(WHOLE / name)
+    layouts = {
+        "as is": (WHOLE / name).read_bytes(),
+        "minified": json.dumps(value, separators=(",", ":")).encode(),
+        "bom crlf": b"\xef\xbb\xbf" + json.dumps(value, indent="\t").replace("\n", "\r\n").encode(),
+    }
+    for layout, data in layouts.items():
+        source = tmp_path / f"{layout.replace(' ', '-')}-{name}"
+        source.write_bytes(data)
+        out_dir = tmp_path / f"out-{layout.replace(' ', '-')}"
+        code, _, err = _run(
+            ["compact", str(source), *TOOLS, "--emit", "history", "--output-dir", str(out_dir)], capsys
+        )
+        assert code == 0, err
+        assert (out_dir / source.name).read_bytes() == data, layout
+    code, out, err = _run(["compact", str(WHOLE / name), *TOOLS, "--emit", "history"], capsys)
+    assert code == 0 and out == (WHOLE / name).read_text(encoding="utf-8"), err
+
+
+# How JSON files are written in the wild: Python's json.dump at its defaults (one line, non-ASCII
+# escaped), indented by 2 or 4, minified (JavaScript's JSON.stringify), tab-indented with Windows
+# line ends and a byte-order mark.
+LAYOUTS: dict[str, Any] = {
+    "python-default": lambda v: json.dumps(v),
+    "indent-4-ascii": lambda v: json.dumps(v, indent=4) + "\n",
+    "indent-2-utf8": lambda v: json.dumps(v, indent=2, ensure_ascii=False) + "\n",
+    "minified": lambda v: json.dumps(v, separators=(",", ":"), ensure_ascii=False),
+    "tabs-crlf-bom": lambda v: "\ufeff" + json.dumps(v, indent="\t").replace("\n", "\r\n") + "\r\n",
+}
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_a_compacted_history_is_written_the_way_its_file_was(
+    layout: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ENFORCE writes the shorter history in the input's own layout: the same indent, separators,
+    escaping, line ends and byte-order mark, so a diff against the input shows only what changed."""
+    name = "run.v1.traj.json"
+    value = _load(WHOLE / name)
+    value["info"]["note"] = "non-ASCII kept as the file keeps it: café, 東京"  # escaped or not, per layout
+    text = LAYOUTS[layout](value)
+    source = tmp_path / name
+    source.write_bytes(text.encode("utf-8"))
+    out_dir = tmp_path / "out"
+    argv = ["compact", str(source), *TOOLS, *FILES[name][1], *_enforce(tmp_path, layout), "--emit", "history"]
+    code, _, err = _run([*argv, "--output-dir", str(out_dir)], capsys)
     assert code == 0, err
-    assert json.loads(out) == _load(source)
-    text = source.read_text(encoding="utf-8")
-    if text.startswith("{\n  "):
-        assert out == text
+    written = (out_dir / name).read_bytes().decode("utf-8")
+    compacted = json.loads(written.removeprefix("\ufeff"))
+    assert compacted["messages"] != value["messages"] and compacted["info"] == value["info"]
+    # the compacted value, written by the same writer as the input, gives exactly the output
+    assert written == LAYOUTS[layout](compacted)
+    assert FileStyle.of(written, compacted) == FileStyle.of(text, value)
+
+
+@pytest.mark.parametrize("separators", [(",", ":"), (", ", ": ")])
+def test_a_compacted_jsonl_session_keeps_its_line_layout(
+    separators: tuple[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """JSONL as Claude Code writes it (compact) and as a Python tool writes it (json.dumps defaults)."""
+    entries = [
+        json.loads(line) for line in (AGENTS / "claude_code_session.jsonl").read_text().splitlines() if line
+    ]
+    source = tmp_path / "session.jsonl"
+    source.write_text("".join(json.dumps(e, separators=separators) + "\n" for e in entries), encoding="utf-8")
+    argv = ["compact", str(source), *TOOLS, "--minimum-reduction", "0", *_enforce(tmp_path, "jsonl")]
+    code, out, err = _run([*argv, "--emit", "history"], capsys)
+    assert code == 0, err
+    lines = out.splitlines(keepends=True)
+    written = [json.loads(line) for line in lines]
+    assert written != entries and len(written) <= len(entries)
+    assert all(
+        line == json.dumps(entry, separators=separators) + "\n"
+        for line, entry in zip(lines, written, strict=True)
+    )
+
+
+def test_a_lone_surrogate_is_written_escaped() -> None:
+    """A string JSON can hold but UTF-8 cannot (a lone surrogate) is escaped, never a crash, even in a
+    file that keeps its non-ASCII text unescaped."""
+    style = FileStyle.of('{"a": "é"}', {"a": "é"})
+    assert style.dump({"a": "é"}).decode("utf-8") == '{"a": "é"}'
+    assert style.dump({"a": "\ud800 é"}).decode("utf-8") == '{"a": "\\ud800 \\u00e9"}'
 
 
 def test_a_bare_message_list_stays_a_list(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

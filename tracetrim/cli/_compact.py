@@ -177,13 +177,24 @@ def _histories(args: argparse.Namespace) -> list[HistoryFile]:
     return histories
 
 
-def _output(args: argparse.Namespace, document: dict[str, Any], history: HistoryFile) -> tuple[str, str]:
+def _output(args: argparse.Namespace, document: dict[str, Any], history: HistoryFile) -> tuple[bytes, str]:
     """What to write for one history and the file name it gets in ``--output-dir``."""
     if args.emit == "history":
-        return render(whole_file(document, history)), default_name(history)
+        return render(whole_file(document, history), history), default_name(history)
     name = history.file_name
-    text = pretty_json(in_format(document, history))
-    return text, name if name.endswith(".json") else f"{name}.json"
+    data = pretty_json(in_format(document, history)).encode("utf-8")
+    return data, name if name.endswith(".json") else f"{name}.json"
+
+
+def _write_stdout(data: bytes) -> None:
+    """``data`` on stdout as the bytes they are (a stdout replaced by a text stream gets their text)."""
+    stream = getattr(sys.stdout, "buffer", None)
+    if stream is None:
+        sys.stdout.write(data.decode("utf-8"))
+        return
+    sys.stdout.flush()  # what was written as text before goes first
+    stream.write(data)
+    stream.flush()
 
 
 def _unique(name: str, taken: set[str]) -> str:
@@ -241,13 +252,13 @@ def run(args: argparse.Namespace) -> int:
             summary.add(outcome)
             if outcome.reason == Reason.ARCHIVE_ERROR:
                 failed.append((history.source, outcome.detail))
-            text, name = _output(args, document, history)
+            data, name = _output(args, document, history)
             if out_dir is None:
-                sys.stdout.write(text)
+                _write_stdout(data)
                 continue
             path = out_dir / _unique(name, names)
             try:
-                path.write_text(text, encoding="utf-8")
+                path.write_bytes(data)
             except OSError as exc:
                 raise CliError(f"cannot write {path}: {exc.strerror or exc}") from None
             if show_progress:

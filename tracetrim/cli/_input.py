@@ -16,6 +16,7 @@ from tracetrim.compactor import CompactorConfig
 from tracetrim.compactor._options import REQUEST_FIELDS, RequestFields
 from tracetrim.formats import (
     HISTORY_FORMATS,
+    FileStyle,
     FormatError,
     TrajectoryListError,
     detect_format,
@@ -49,6 +50,8 @@ class HistoryFile:
     whole; None when the history was not read from a file."""
     raw: bytes | None = attrs.field(default=None, repr=False)
     """The file's exact bytes when this history is the whole file (None for an item of a list)."""
+    style: FileStyle = attrs.field(factory=FileStyle, repr=False)
+    """How the file was written (indent, separators, line ends, ...): how ``--emit history`` writes it."""
     goal: str = ""
     next_action: str = ""
     eligible_tools: tuple[str, ...] = ()
@@ -68,10 +71,18 @@ class HistoryFile:
         return f"{stem}-{item}.{suffix}" if dot and stem else f"{name}-{item}"
 
 
+def _read_text(source: str) -> str:
+    """The text of a file, or of stdin for "-", read as bytes: newline translation would change what
+    was sent (CRLF files). A stdin a host replaced by a text stream (no buffer) is read as text."""
+    if source != "-":
+        return Path(source).read_bytes().decode("utf-8")
+    stdin = getattr(sys.stdin, "buffer", None)
+    return stdin.read().decode("utf-8") if stdin is not None else sys.stdin.read()
+
+
 def _load(source: str) -> tuple[str, Any, str]:
     try:
-        # bytes, not read_text: newline translation would change what was sent (CRLF files)
-        text = sys.stdin.read() if source == "-" else Path(source).read_bytes().decode("utf-8")
+        text = _read_text(source)
     except FileNotFoundError:
         raise CliError(f"{source}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -134,6 +145,7 @@ def read_histories(
     With ``fmt`` ``auto`` each one's format is told by shape and, with ``announce``, said on stderr.
     """
     name, data, text = _load(source)
+    style = FileStyle.of(text, data)
     out: list[HistoryFile] = []
     chosen_items = _chosen(name, data, item, every)
     for label, entry in chosen_items:
@@ -143,7 +155,7 @@ def read_histories(
                 chosen = detect_format(entry)
             except FormatError as exc:
                 raise CliError(f"{label}: cannot tell the format ({exc}); pass --format") from None
-        history = _history(label, entry, chosen)
+        history = attrs.evolve(_history(label, entry, chosen), style=style)
         if entry is data:  # the whole file: its exact bytes are what the user sent
             history = attrs.evolve(history, raw=text.encode("utf-8"))
         out.append(history)

@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from tracetrim._json import pretty_json
 from tracetrim.cli._errors import CliError
 from tracetrim.cli._formats import from_neutral
 from tracetrim.cli._input import HistoryFile
-from tracetrim.formats import HISTORY_FORMATS, JsonLines, dump_jsonl
+from tracetrim.formats import HISTORY_FORMATS, JsonLines
 from tracetrim.formats._common import ValidatedHistory
 
 
@@ -54,12 +53,13 @@ def whole_file(document: Mapping[str, Any], history: HistoryFile) -> Any:
     return out
 
 
-def render(value: Any) -> str:
-    """``value`` as file text: JSONL for a file that was JSONL, else JSON (two-space indent, non-ASCII
-    kept, a final newline: what `json.dump(..., indent=2)` writers such as mini-swe-agent produce)."""
-    if isinstance(value, JsonLines):
-        return dump_jsonl(value)
-    return pretty_json(value)
+def render(value: Any, history: HistoryFile) -> bytes:
+    """The file to write for ``value`` (`whole_file`): the input's own bytes when that is the input
+    unchanged, else ``value`` written the way the input was (`FileStyle`: indent, separators, escapes,
+    line ends, byte-order mark; JSONL for a file that was JSONL)."""
+    if value is history.document and history.raw is not None:
+        return history.raw
+    return history.style.dump(value)
 
 
 def default_name(history: HistoryFile) -> str:

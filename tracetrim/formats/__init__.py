@@ -5,7 +5,7 @@ from tracetrim.formats._anthropic import from_anthropic, to_anthropic
 from tracetrim.formats._atif import from_atif, to_atif
 from tracetrim.formats._claude_code import from_claude_code, to_claude_code
 from tracetrim.formats._codex import from_codex, to_codex
-from tracetrim.formats._file import dump_jsonl, parse_history_text
+from tracetrim.formats._file import FileStyle, dump_jsonl, parse_history_text
 from tracetrim.formats._langchain import from_langchain, to_langchain
 from tracetrim.formats._langchain_json import from_langchain_json, to_langchain_json
 from tracetrim.formats._mini_swe_agent import from_mini_swe_agent, load_mini_swe_agent_traj, to_mini_swe_agent
@@ -33,6 +33,7 @@ __all__ = [
     "HISTORY_FORMATS",
     "MESSAGES_KEY",
     "READERS",
+    "FileStyle",
     "FormatError",
     "HistoryFormat",
     "JsonLines",

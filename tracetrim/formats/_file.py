@@ -1,4 +1,5 @@
-"""Parsing a history file's bytes (one JSON value, or JSONL: one JSON value a line) and writing JSONL."""
+"""A history file's text: parsing it (one JSON value, or JSONL: one JSON value a line), and writing a
+value back the way the file was written (`FileStyle`)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,9 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from tracetrim._json import compact_json, strict_loads
+import attrs
+
+from tracetrim._json import laid_out_json, strict_loads
 from tracetrim._validators import FieldValueError
 from tracetrim.formats._shape import JsonLines
 from tracetrim.formats._table import FormatError
@@ -63,7 +66,121 @@ def parse_history_text(text: str | bytes) -> Any:
         raise FormatError(f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
 
 
+_BOM = "\ufeff"
+_SCANNED = 65_536
+"""Characters of a file read for its separators: the first comma and colon outside a string."""
+
+
+def _separators(text: str) -> tuple[str | None, str | None]:
+    """The first item and key separators of JSON ``text`` outside its strings (with the one space
+    after them, if any); None for one it does not show."""
+    item = key = None
+    in_string = escaped = False
+    for at, char in enumerate(text[:_SCANNED]):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in ",:" and (item if char == "," else key) is None:
+            found = char + (" " if text[at + 1 : at + 2] == " " else "")
+            if char == ",":
+                item = found
+            else:
+                key = found
+            if item is not None and key is not None:
+                break
+    return item, key
+
+
+def _indent(text: str) -> str | None:
+    """The leading whitespace of the line after the first line break: one level of indentation (None
+    for a value written on one line)."""
+    body = text.rstrip()
+    first = body.find("\n")
+    if first < 0:
+        return None
+    line = body[first + 1 :]
+    return line[: len(line) - len(line.lstrip(" \t"))]
+
+
+@attrs.frozen
+class FileStyle:
+    """How a JSON or JSONL history file is written, so a rewrite of it reads the same: indentation,
+    separators, whether non-ASCII is escaped, line ends, a byte-order mark, a final line end.
+
+    `FileStyle.of` reads it off a file's text. The default is what `json.dump(..., indent=2,
+    ensure_ascii=False)` writes (mini-swe-agent's and most Python tools' files); ``jsonl`` files are
+    one compact value a line, as Claude Code and Codex write them. Numbers are written as Python
+    writes them (``1E+2`` becomes ``100.0``): the value is kept, not its spelling.
+    """
+
+    jsonl: bool = False
+    indent: str | None = "  "
+    """One level of indentation (spaces or a tab); None writes the value on one line."""
+    item_separator: str = ","
+    key_separator: str = ": "
+    ensure_ascii: bool = False
+    newline: str = attrs.field(default="\n", validator=attrs.validators.in_(("\n", "\r\n")))
+    bom: bool = False
+    final_newline: bool = True
+
+    @classmethod
+    def of(cls, text: str, value: Any) -> FileStyle:
+        """The style of ``text``, a file whose parsed value is ``value`` (a `JsonLines` for JSONL)."""
+        bom = text.startswith(_BOM)
+        body = text.removeprefix(_BOM)
+        jsonl = isinstance(value, JsonLines)
+        first = next((line for line in body.splitlines() if line.strip()), "") if jsonl else body
+        item, key = _separators(first)
+        indent = None if jsonl else _indent(body)
+        return cls(
+            jsonl=jsonl,
+            indent=indent,
+            # With an indent a comma ends its line; json writes no space after it then.
+            item_separator="," if indent is not None else item or ("," if jsonl else ", "),
+            key_separator=key or (":" if jsonl else ": "),
+            # A file all in ASCII stays so: its writer escaped whatever else it met, or met none.
+            ensure_ascii=body.isascii(),
+            newline="\r\n" if "\r\n" in body else "\n",
+            bom=bom,
+            final_newline=body.endswith("\n"),
+        )
+
+    def dump(self, value: Any) -> bytes:
+        """``value`` written in this style as UTF-8 bytes, what goes in the file (a list of values, one a
+        line, for JSONL)."""
+        try:
+            return self._text(value, self.ensure_ascii).encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate (valid in a JSON string) has no UTF-8: escape it
+            return self._text(value, True).encode("utf-8")
+
+    def text(self, value: Any) -> str:
+        """`dump` as text."""
+        return self.dump(value).decode("utf-8")
+
+    def _text(self, value: Any, ensure_ascii: bool) -> str:
+        separators = (self.item_separator, self.key_separator)
+        if self.jsonl:
+            lines = [
+                laid_out_json(v, indent=None, separators=separators, ensure_ascii=ensure_ascii) for v in value
+            ]
+            body = self.newline.join(lines)
+        else:
+            body = laid_out_json(value, indent=self.indent, separators=separators, ensure_ascii=ensure_ascii)
+            # json escapes every line break inside a string, so each one it writes is the layout's own.
+            body = body.replace("\n", self.newline)
+        return (_BOM if self.bom else "") + body + (self.newline if self.final_newline and body else "")
+
+
+JSONL_STYLE = FileStyle(jsonl=True, indent=None, key_separator=":")
+"""JSONL as Claude Code and Codex write it: compact JSON, non-ASCII kept, a line end after each value."""
+
+
 def dump_jsonl(values: Iterable[Any]) -> str:
-    """``values`` as JSONL the way Claude Code and Codex write it: compact JSON, non-ASCII kept, each
-    value on its own line ending in a newline."""
-    return "".join(compact_json(value) + "\n" for value in values)
+    """``values`` as JSONL the way Claude Code and Codex write it (`JSONL_STYLE`)."""
+    return JSONL_STYLE.text(list(values))
