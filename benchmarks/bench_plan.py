@@ -3,11 +3,17 @@
 Run: python benchmarks/bench_plan.py [--sizes 100,1000,10000,100000] [--repeat 3]
      python benchmarks/bench_plan.py --instructions [--sizes 1000,10000]
      python benchmarks/bench_plan.py --stages [--sizes 10000,100000]
+     python benchmarks/bench_plan.py --alone [--sizes 10000,100000]
 
 ``--stages`` plans each size (smaller ones several times) while another thread samples the planning
 thread's stack, and prints each stage's seconds (`STAGES`: the plan's time split by the samples'
 shares), and, for the last size against the first, each stage's time per message over the first
 size's: 1.0 is linear.
+
+``--alone`` times the stages that can run by themselves (loading, pairing, the judge's history pass,
+the judge's whole answer, the token counts) each on its own, on the inputs a plan gives it, the best
+CPU time of ``--repeat`` runs with the garbage collector off: how each stage scales apart from what
+the rest of a plan leaves in memory around it.
 
 ``--instructions`` counts the instructions one plan executes, with ``valgrind --tool=callgrind``: the
 same count for the same code and input whatever else the machine is doing, so a change can be judged
@@ -27,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import random
 import re
@@ -41,8 +48,16 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 import tracetrim as tt
-from tracetrim.decision import ScriptedDecisionModel
+from tracetrim._tokens import estimate_tokens, token_counts
+from tracetrim.compactor._judging import history_view, stated_plan
+from tracetrim.compactor._pairs import find_pairs, protected_messages
+from tracetrim.compactor._transcript import load_transcript
+from tracetrim.decision import LearnedDecisionModel, ScriptedDecisionModel
+from tracetrim.decision._census import TermCensus
+from tracetrim.decision._feature_index import HistoryIndex, Targets
 
 TOOLS = ("read_file", "search_code", "run_tests", "grep_logs")
 
@@ -283,6 +298,60 @@ def print_stages(sizes: list[int], model_kind: str, repeat: int) -> None:
         print(row)
 
 
+def alone_seconds(messages: list[dict[str, Any]], repeat: int) -> dict[str, float]:
+    """The best CPU seconds of ``repeat`` runs of each stage that runs by itself, on the
+    inputs a plan gives it, with the garbage collector off as a plan has it."""
+    config = _compactor().config
+    transcript = load_transcript(messages, config.max_transcript_chars)
+    copied = transcript.messages
+
+    def pairing() -> Any:
+        protected = protected_messages(
+            copied, preserve_recent=config.preserve_recent_messages, protected_ids=(), pinned_ids=()
+        )
+        return find_pairs(
+            copied, eligible_tools=config.eligible_tools, protected=protected, protected_call_ids=()
+        )
+
+    pairs = pairing()
+    view = history_view(copied, pairs, goal="", next_action=stated_plan(copied), census=True)
+    judge = LearnedDecisionModel()
+    judged = {pair.result_message for pair in view.pairs}
+    targets = Targets.of(view.messages, view.goal, view.next_action)
+    work = {
+        "load": lambda: load_transcript(messages, config.max_transcript_chars),
+        "pairing": pairing,
+        "judge history pass": lambda: HistoryIndex(view.messages, judged, targets, TermCensus()),
+        "judge, whole answer": lambda: judge.judge(attrs.evolve(view, census=TermCensus())),
+        "token counts": lambda: token_counts(copied, estimate_tokens),
+    }
+    best = {}
+    for name, stage in work.items():
+        times = []
+        for _ in range(repeat):
+            gc.collect()
+            gc.disable()
+            started = time.process_time()
+            stage()
+            times.append(time.process_time() - started)
+            gc.enable()
+        best[name] = min(times)
+    return best
+
+
+def print_alone(sizes: list[int], repeat: int) -> None:
+    """One column per size (best seconds), and each stage's per-message ratio, last size to first."""
+    measured = {size: alone_seconds(synthetic_history(size), repeat) for size in sizes}
+    first, last = sizes[0], sizes[-1]
+    head = f"{'stage, alone':<22}" + "".join(f"{f'{size:,} s':>12}" for size in sizes)
+    print(head + (f"{f'per msg {last // first}x':>14}" if len(sizes) > 1 else ""))
+    for name in measured[first]:
+        row = f"{name:<22}" + "".join(f"{measured[size][name]:>12.3f}" for size in sizes)
+        if len(sizes) > 1:
+            row += f"{(measured[last][name] / last) / (measured[first][name] / first):>14.2f}"
+        print(row)
+
+
 def main() -> None:
     """Print one row per size: history characters, median plan time, time per message, peak memory."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -293,6 +362,9 @@ def main() -> None:
     parser.add_argument("--instructions", action="store_true", help="count instructions with callgrind")
     parser.add_argument(
         "--stages", action="store_true", help="per-stage seconds (sampled), and their growth per message"
+    )
+    parser.add_argument(
+        "--alone", action="store_true", help="the stages that run by themselves, each timed alone"
     )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument(
@@ -308,6 +380,9 @@ def main() -> None:
         return
     if args.stages:
         print_stages([int(n) for n in (args.sizes or "10000,100000").split(",")], args.model, args.repeat)
+        return
+    if args.alone:
+        print_alone([int(n) for n in (args.sizes or "10000,100000").split(",")], args.repeat)
         return
     if args.instructions:
         print_instructions([int(n) for n in (args.sizes or "1000,10000").split(",")], args.model)
