@@ -11,7 +11,8 @@ shares), and, for the last size against the first, each stage's time per message
 size's: 1.0 is linear.
 
 ``--alone`` times the stages that can run by themselves (loading, pairing, the judge's history pass,
-the judge's whole answer, the token counts) each on its own, on the inputs a plan gives it, the best
+the judge's whole answer, the token counts, choosing the actions with the repeat search and the
+excerpts, the rebuild) each on its own, on the inputs a plan gives it, the best
 CPU time of ``--repeat`` runs with the garbage collector off: how each stage scales apart from what
 the rest of a plan leaves in memory around it.
 
@@ -52,14 +53,19 @@ import attrs
 
 import tracetrim as tt
 from tracetrim._tokens import estimate_tokens, token_counts
-from tracetrim.compactor._judging import history_view, stated_plan
+from tracetrim.compactor._actions import choose_actions
+from tracetrim.compactor._judging import history_view, probabilities_of, stated_plan
 from tracetrim.compactor._pairs import find_pairs, protected_messages
+from tracetrim.compactor._rebuild import rebuild
 from tracetrim.compactor._transcript import load_transcript
 from tracetrim.decision import LearnedDecisionModel, ScriptedDecisionModel
 from tracetrim.decision._census import TermCensus
 from tracetrim.decision._feature_index import HistoryIndex, Targets
+from tracetrim.decision._goal import default_goal
 
 TOOLS = ("read_file", "search_code", "run_tests", "grep_logs")
+REF = "0" * 64
+"""The archive reference the markers of a plan timed stage by stage name."""
 
 
 def synthetic_history(size: int, seed: int = 7) -> list[dict[str, Any]]:
@@ -314,16 +320,47 @@ def alone_seconds(messages: list[dict[str, Any]], repeat: int) -> dict[str, floa
         )
 
     pairs = pairing()
-    view = history_view(copied, pairs, goal="", next_action=stated_plan(copied), census=True)
+    view = history_view(
+        copied, pairs, goal=default_goal(copied), next_action=stated_plan(copied), census=True
+    )
     judge = LearnedDecisionModel()
     judged = {pair.result_message for pair in view.pairs}
     targets = Targets.of(view.messages, view.goal, view.next_action)
+    answers = judge.judge(view)  # fills view.census, as the plan's judge does
+    tokens = token_counts(copied, estimate_tokens)
+    candidates = [pair for pair in pairs if pair.candidate]
+    probabilities = probabilities_of(view, answers)
+
+    def actions() -> Any:
+        return choose_actions(
+            copied,
+            pairs,
+            candidates,
+            probabilities,
+            config=config,
+            ref=REF,
+            tokens=tokens,
+            count=estimate_tokens,
+            census=answers.census,
+        )
+
+    chosen = actions()
     work = {
         "load": lambda: load_transcript(messages, config.max_transcript_chars),
         "pairing": pairing,
         "judge history pass": lambda: HistoryIndex(view.messages, judged, targets, TermCensus()),
         "judge, whole answer": lambda: judge.judge(attrs.evolve(view, census=TermCensus())),
         "token counts": lambda: token_counts(copied, estimate_tokens),
+        "actions+repeats+excerpts": actions,
+        "rebuild": lambda: rebuild(
+            copied,
+            pairs,
+            chosen.actions,
+            archive_ref=REF,
+            shortening=chosen.shortening,
+            tombstones=config.tombstones,
+            pointers=chosen.pointers,
+        ),
     }
     best = {}
     for name, stage in work.items():
@@ -343,10 +380,10 @@ def print_alone(sizes: list[int], repeat: int) -> None:
     """One column per size (best seconds), and each stage's per-message ratio, last size to first."""
     measured = {size: alone_seconds(synthetic_history(size), repeat) for size in sizes}
     first, last = sizes[0], sizes[-1]
-    head = f"{'stage, alone':<22}" + "".join(f"{f'{size:,} s':>12}" for size in sizes)
+    head = f"{'stage, alone':<26}" + "".join(f"{f'{size:,} s':>12}" for size in sizes)
     print(head + (f"{f'per msg {last // first}x':>14}" if len(sizes) > 1 else ""))
     for name in measured[first]:
-        row = f"{name:<22}" + "".join(f"{measured[size][name]:>12.3f}" for size in sizes)
+        row = f"{name:<26}" + "".join(f"{measured[size][name]:>12.3f}" for size in sizes)
         if len(sizes) > 1:
             row += f"{(measured[last][name] / last) / (measured[first][name] / first):>14.2f}"
         print(row)

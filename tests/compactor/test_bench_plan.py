@@ -23,10 +23,18 @@ def _run(*args: str) -> list[str]:
 def test_alone_times_each_stage_by_itself_at_every_size() -> None:
     lines = _run("--alone", "--sizes", "100,400", "--repeat", "1")
     assert "per msg 4x" in lines[0]
-    stages = ["load", "pairing", "judge history pass", "judge, whole answer", "token counts"]
-    assert [line[:22].strip() for line in lines[1:]] == stages
+    stages = [
+        "load",
+        "pairing",
+        "judge history pass",
+        "judge, whole answer",
+        "token counts",
+        "actions+repeats+excerpts",
+        "rebuild",
+    ]
+    assert [line[:26].strip() for line in lines[1:]] == stages
     for line in lines[1:]:  # two sizes' seconds and the ratio per message
-        assert len(re.findall(NUMBER, line[22:])) == 3, line
+        assert len(re.findall(NUMBER, line[26:])) == 3, line
 
 
 def test_stages_split_the_plan_by_stage() -> None:
