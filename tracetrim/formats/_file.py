@@ -4,6 +4,7 @@ value back the way the file was written (`FileStyle`)."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -68,43 +69,39 @@ def parse_history_text(text: str | bytes) -> Any:
 
 _BOM = "\ufeff"
 _SCANNED = 65_536
-"""Characters of a file read for its separators: the first comma and colon outside a string."""
+"""Where in a file the search for its separators (the first comma and colon outside a string) stops."""
+
+
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|([,:])( ?)', re.DOTALL)
+"""A JSON string (skipped whole, in C) or a separator with the space after it, if any."""
 
 
 def _separators(text: str) -> tuple[str | None, str | None]:
     """The first item and key separators of JSON ``text`` outside its strings (with the one space
     after them, if any); None for one it does not show."""
-    item = key = None
-    in_string = escaped = False
-    for at, char in enumerate(text[:_SCANNED]):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in ",:" and (item if char == "," else key) is None:
-            found = char + (" " if text[at + 1 : at + 2] == " " else "")
-            if char == ",":
-                item = found
-            else:
-                key = found
-            if item is not None and key is not None:
+    found: dict[str, str] = {}
+    for token in _TOKENS.finditer(text):  # no end position: a string running past it must not open
+        if token.start() >= _SCANNED:
+            break
+        char = token.group(1)
+        if char is not None:
+            found.setdefault(char, char + token.group(2))
+            if len(found) == 2:
                 break
-    return item, key
+    return found.get(","), found.get(":")
 
 
 def _indent(text: str) -> str | None:
     """The leading whitespace of the line after the first line break: one level of indentation (None
-    for a value written on one line)."""
-    body = text.rstrip()
-    first = body.find("\n")
+    for a value written on one line). Only those two lines are read, never a copy of the file."""
+    stop = len(text)
+    while stop and text[stop - 1] in " \t\r\n":  # the trailing line ends are not the layout's
+        stop -= 1
+    first = text.find("\n", 0, stop)
     if first < 0:
         return None
-    line = body[first + 1 :]
+    end = text.find("\n", first + 1, stop)
+    line = text[first + 1 : end if end >= 0 else stop]
     return line[: len(line) - len(line.lstrip(" \t"))]
 
 
@@ -135,8 +132,7 @@ class FileStyle:
         bom = text.startswith(_BOM)
         body = text.removeprefix(_BOM)
         jsonl = isinstance(value, JsonLines)
-        first = next((line for line in body.splitlines() if line.strip()), "") if jsonl else body
-        item, key = _separators(first)
+        item, key = _separators(body)  # a JSONL file's lines are written alike: its first ones tell
         indent = None if jsonl else _indent(body)
         return cls(
             jsonl=jsonl,
