@@ -457,3 +457,110 @@ def tau2_messages(draw: st.DrawFn) -> list[dict[str, Any]]:
                 {"role": "user", "content": draw(_text), "tool_calls": None, "turn_idx": next(turn)}
             )
     return messages
+
+
+@st.composite
+def gemini_requests(draw: st.DrawFn) -> dict[str, Any]:
+    """A ``generateContent`` request body (REST camelCase): alternating user and model turns, each model
+    turn's calls answered by as many ``functionResponse`` parts in the next user turn, the first call of a
+    turn sometimes signed (Gemini 3's ``thoughtSignature``), ids on every call or on none."""
+    ids = _Ids()
+    with_ids = draw(st.booleans())
+    contents: list[dict[str, Any]] = [{"role": "user", "parts": [{"text": draw(_text)}]}]
+    for _ in range(draw(st.integers(1, 6))):
+        parts: list[dict[str, Any]] = []
+        if draw(st.booleans()):
+            parts.append({"text": draw(_text), "thought": True})
+        if draw(st.booleans()):
+            parts.append({"text": draw(_text)})
+        calls: list[dict[str, Any]] = []
+        for k in range(draw(st.integers(0, 3))):
+            n = ids.next()
+            call: dict[str, Any] = {"name": draw(_tools), "args": _args(draw, n)}
+            if with_ids:
+                call["id"] = f"call_{n:04d}"
+            calls.append(call)
+            part: dict[str, Any] = {"functionCall": call}
+            if k == 0 and draw(st.booleans()):
+                part["thoughtSignature"] = f"c2ln{n:04d}"
+            parts.append(part)
+        if not parts:
+            parts.append({"text": draw(_text)})
+        contents.append({"role": "model", "parts": parts})
+        reply: list[dict[str, Any]] = []
+        for call in calls:
+            output = _output(draw, call.get("id", call["name"]))
+            response = {"output": output} if draw(st.integers(0, 3)) else {"lines": output.splitlines()}
+            answer = {"name": call["name"], "response": response}
+            if "id" in call:
+                answer["id"] = call["id"]
+            reply.append({"functionResponse": answer})
+        if draw(st.booleans()) or not reply:
+            reply.append({"text": draw(_text)})
+        contents.append({"role": "user", "parts": reply})
+    return {
+        "contents": contents,
+        "systemInstruction": {"parts": [{"text": "You are a coding agent."}]},
+        "tools": [{"functionDeclarations": [{"name": "read_file", "description": "Read a file."}]}],
+        "generationConfig": {"temperature": 0},
+    }
+
+
+class _CachePoints:
+    """Draws cache points, at most the four a Converse request may carry."""
+
+    def __init__(self, draw: st.DrawFn) -> None:
+        self._draw = draw
+        self._left = 4
+
+    def after(self) -> list[dict[str, Any]]:
+        if self._left and self._draw(st.integers(0, 3)) == 0:
+            self._left -= 1
+            return [{"cachePoint": {"type": "default"}}]
+        return []
+
+
+def _result_items(draw: st.DrawFn, call_id: str) -> list[dict[str, Any]]:
+    lines = [f"{call_id} line {n}: some file content here" for n in range(draw(st.integers(1, 60)))]
+    if draw(st.integers(0, 3)) == 0:
+        return [{"json": {"lines": lines}}]
+    return [{"text": "\n".join(lines) + "\n"}]
+
+
+@st.composite
+def bedrock_requests(draw: st.DrawFn) -> dict[str, Any]:
+    """``system`` and ``messages`` as a Strands agent sends them: alternating turns, each assistant turn's
+    ``toolUse`` blocks answered by the ``toolResult`` blocks of the next user turn, up to 4 cache points."""
+    ids = _Ids()
+    points = _CachePoints(draw)
+    messages: list[dict[str, Any]] = [{"role": "user", "content": [{"text": draw(_text)}, *points.after()]}]
+    for _ in range(draw(st.integers(1, 6))):
+        content: list[dict[str, Any]] = []
+        if draw(st.booleans()):
+            reasoning = {"reasoningText": {"text": draw(_text), "signature": "c2ln"}}
+            content.append({"reasoningContent": reasoning})
+        if draw(st.booleans()):
+            content += [{"text": draw(_text)}, *points.after()]
+        calls = []
+        for _ in range(draw(st.integers(0, 3))):
+            n = ids.next()
+            calls.append(f"tooluse_{n:04d}")
+            call = {"toolUseId": calls[-1], "name": draw(_tools), "input": {"path": f"src/mod{n}.py"}}
+            content += [{"toolUse": call}, *points.after()]
+        if not calls and not any("text" in b for b in content):
+            content.append({"text": draw(_text)})
+        messages.append({"role": "assistant", "content": content})
+        reply: list[dict[str, Any]] = []
+        for call_id in calls:
+            result: dict[str, Any] = {"toolUseId": call_id, "content": _result_items(draw, call_id)}
+            status = draw(st.sampled_from([None, "success", "error"]))
+            if status is not None:
+                result["status"] = status
+            reply += [{"toolResult": result}, *points.after()]
+        if draw(st.booleans()) or not reply:
+            reply.append({"text": draw(_text)})
+        messages.append({"role": "user", "content": reply})
+    request: dict[str, Any] = {"messages": messages}
+    if draw(st.booleans()):
+        request["system"] = [{"text": draw(_text)}, *points.after()]
+    return request

@@ -6,11 +6,16 @@ rules those types cannot express are written here from the providers' API refere
 they answer (Anthropic: "tool_use ids were found without tool_result blocks immediately after";
 OpenAI chat: "An assistant message with 'tool_calls' must be followed by tool messages responding to each
 'tool_call_id'"; Responses: "No tool output found for function call", "reasoning was provided without its
-required following item").
+required following item"; Gemini: "Please ensure that multiturn requests alternate between user and model",
+"the number of function response parts is equal to the number of function call parts"; Bedrock: "The number
+of toolResult blocks ... exceeds the number of toolUse blocks of previous turn", "A conversation must
+alternate between user and assistant roles"). Gemini turns are checked with google-genai's ``Content``
+type, Bedrock requests with botocore's Converse input shape.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -219,3 +224,119 @@ def check_mini_swe_agent(messages: Sequence[Mapping[str, Any]]) -> None:
                 waiting = i
         elif message["role"] == "user":
             waiting = None
+
+
+def _gemini_key(part: Mapping[str, Any], camel: str, snake: str) -> Any:
+    return part.get(camel, part.get(snake))
+
+
+def check_gemini(body: Mapping[str, Any], sent: Mapping[str, Any]) -> None:
+    """A ``generateContent`` request: the SDK's ``Content`` type for every turn; turns alternate user and
+    model ("Please ensure that multiturn requests alternate between user and model"); no turn without
+    parts; a turn's calls answered by exactly as many ``functionResponse`` parts in the very next turn,
+    a user turn ("the number of function response parts is equal to the number of function call parts of
+    the function call turn"), by name in order or by id; a turn whose first call was sent signed still
+    has a signed first call (Gemini 3 refuses an unsigned one)."""
+    from google.genai import types
+
+    contents = body["contents"]
+    for i, content in enumerate(contents):
+        try:
+            types.Content.model_validate(content)
+        except pydantic.ValidationError as exc:
+            raise AssertionError(f"content {i}: not a Content per google-genai: {exc}") from None
+        assert content["parts"], f"content {i}: a turn without parts"
+        if i:
+            assert content.get("role", "user") != contents[i - 1].get("role", "user"), (
+                f"content {i}: two {content.get('role', 'user')} turns in a row"
+            )
+
+    def calls_of(content: Mapping[str, Any]) -> list[Any]:
+        found = (_gemini_key(p, "functionCall", "function_call") for p in content["parts"])
+        return [c for c in found if c is not None]
+
+    def first_call(content: Mapping[str, Any]) -> Any:
+        return next((p for p in content["parts"] if _gemini_key(p, "functionCall", "function_call")), None)
+
+    signed = {  # every call of a turn sent with its first call signed
+        repr(call)
+        for content in sent["contents"]
+        if (first_call(content) or {}).keys() & {"thoughtSignature", "thought_signature"}
+        for call in calls_of(content)
+    }
+    for i, content in enumerate(contents):
+        calls = calls_of(content)
+        answers = [_gemini_key(p, "functionResponse", "function_response") for p in content["parts"]]
+        answers = [a for a in answers if a is not None]
+        if answers:
+            previous = contents[i - 1] if i else {"parts": []}
+            asked = calls_of(previous)
+            assert content.get("role", "user") == "user", (
+                f"content {i}: function responses outside a user turn"
+            )
+            assert [a["name"] for a in answers] == [c["name"] for c in asked], (
+                f"content {i}: {len(answers)} function responses for {len(asked)} calls just before"
+            )
+            assert [a.get("id") for a in answers] == [c.get("id") for c in asked], f"content {i}: ids differ"
+        if calls and i + 1 < len(contents):
+            following = contents[i + 1]["parts"]
+            assert any(_gemini_key(p, "functionResponse", "function_response") for p in following), (
+                f"content {i}: calls without function responses in the next turn"
+            )
+        first = first_call(content)
+        if first is not None and any(repr(call) in signed for call in calls):
+            assert first.keys() & {"thoughtSignature", "thought_signature"}, (
+                f"content {i}: the first call lost the turn's thought signature"
+            )
+
+
+def _block_identity(block: Mapping[str, Any] | None) -> str:
+    """What a block is, whatever was dropped around it or shortened in it."""
+    if block is None:
+        return "nothing"
+    kind, value = next(iter(block.items()))
+    if kind in ("toolUse", "toolResult"):
+        return f"{kind}:{value['toolUseId']}"
+    return json.dumps(block, sort_keys=True)
+
+
+def _cached(messages: Sequence[Mapping[str, Any]]) -> set[str]:
+    """The blocks a cache point follows, by what they are."""
+    return {
+        _block_identity(message["content"][k - 1] if k else None)
+        for message in messages
+        for k, block in enumerate(message["content"])
+        if "cachePoint" in block
+    }
+
+
+def check_bedrock(messages: Sequence[Mapping[str, Any]], sent: Sequence[Mapping[str, Any]]) -> None:
+    """Bedrock's ValidationException rules for ``messages``, as sent as ``sent``: turns alternate from a
+    user turn; no empty content; one key a block; an assistant turn's toolUse ids are exactly the
+    toolResult ids of the next turn, a user turn; cache points follow the blocks they followed."""
+    assert messages and messages[0]["role"] == "user", "the first message must be a user turn"
+    for i, message in enumerate(messages):
+        assert message["role"] in ("user", "assistant"), f"message {i}: role {message['role']!r}"
+        assert i == 0 or message["role"] != messages[i - 1]["role"], (
+            f"message {i}: two {message['role']} turns"
+        )
+        assert message["content"], f"message {i}: empty content"
+        for block in message["content"]:
+            assert len(block) == 1, f"message {i}: a block with keys {sorted(block)}"
+            for item in block.get("toolResult", {}).get("content", []):
+                assert len(item) == 1, f"message {i}: a toolResult item with keys {sorted(item)}"
+        uses = [b["toolUse"]["toolUseId"] for b in message["content"] if "toolUse" in b]
+        following = messages[i + 1] if i + 1 < len(messages) else None
+        answers = (
+            [b["toolResult"]["toolUseId"] for b in following["content"] if "toolResult" in b]
+            if following is not None
+            else []
+        )
+        if uses:
+            assert message["role"] == "assistant", f"message {i}: toolUse outside an assistant turn"
+            assert following is not None and following["role"] == "user", f"message {i}: no user turn after"
+            assert sorted(answers) == sorted(uses), f"message {i}: toolUse {uses} answered by {answers}"
+        elif following is not None:
+            assert not answers, f"message {i + 1}: toolResult {answers} without a toolUse just before"
+    moved = _cached(messages) - _cached(sent)
+    assert not moved, f"a cache point moved after {sorted(moved)}"

@@ -50,6 +50,28 @@ SENT: dict[str, bytes] = {
         f' {{"role": "tool", "tool_call_id": "c1", "content": "{_LONG}"}},\n'
         ' {"role": "assistant", "content": "found it"}, {"role": "user", "content": "go on"}]'
     ).encode(),
+    "gemini": (
+        '{"contents": [{"role": "user", "parts": [{"text": "fix it"}]},\n'
+        '  {"role": "model", "parts": [{"functionCall": {"name": "read_file", "args": {"path": "a.py"}},'
+        ' "thoughtSignature": "c2ln"}]},\n'
+        '  {"role": "user", "parts": [{"functionResponse": {"name": "read_file",'
+        f' "response": {{"output": "{_LONG}"}}}}}}]}},\n'
+        '  {"role": "model", "parts": [{"text": "found it"}]},\n'
+        '  {"role": "user", "parts": [{"text": "go on"}]}],\n'
+        ' "systemInstruction": {"parts": [{"text": "You fix bugs."}]},'
+        '  "generationConfig": {"temperature": 0}}'
+    ).encode(),
+    "bedrock": (
+        '{"modelId": "amazon.nova-pro-v1:0", "system": [{"text": "You fix bugs."}],\n'
+        ' "messages": [{"role": "user", "content": [{"text": "fix it"}]},\n'
+        '  {"role": "assistant", "content": [{"toolUse": {"toolUseId": "t1", "name": "read_file",'
+        ' "input": {"path": "a.py"}}}]},\n'
+        '  {"role": "user", "content": [{"toolResult": {"toolUseId": "t1",'
+        f' "content": [{{"text": "{_LONG}"}}]}}}}, {{"cachePoint": {{"type": "default"}}}}]}},\n'
+        '  {"role": "assistant", "content": [{"text": "found it"}]},'
+        ' {"role": "user", "content": [{"text": "go on"}]}],'
+        '\t"inferenceConfig": {"maxTokens": 512}}'
+    ).encode(),
 }
 
 

@@ -66,6 +66,14 @@ def _inputs(tmp_path: Path) -> dict[str, tuple[Path, list[str]]]:
             [],
         ),
         "neutral": (_write(tmp_path / "neutral.json", {"messages": neutral}), []),
+        "gemini": (_write(tmp_path / "gemini.json", HISTORY_FORMATS["gemini"].write_document(neutral)), []),
+        "bedrock": (
+            _write(
+                tmp_path / "bedrock.json",
+                {"modelId": "amazon.nova-pro-v1:0", **HISTORY_FORMATS["bedrock"].write_document(neutral)},
+            ),
+            [],
+        ),
     }
 
 
@@ -98,7 +106,18 @@ def _paired(document: dict[str, Any]) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize(
     "fmt",
-    ["tau-bench", "swe-agent", "mini-swe-agent", "openai", "anthropic", "langchain", "responses", "neutral"],
+    [
+        "tau-bench",
+        "swe-agent",
+        "mini-swe-agent",
+        "openai",
+        "anthropic",
+        "langchain",
+        "responses",
+        "neutral",
+        "gemini",
+        "bedrock",
+    ],
 )  # the agents' own files (Claude Code, Codex, ...) are in test_formats_agents
 def test_auto_reads_each_format_and_writes_it_back_paired(
     fmt: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -114,7 +133,7 @@ def test_auto_reads_each_format_and_writes_it_back_paired(
     _paired(document)
     # the output is itself a valid input in the same format
     again = _write(tmp_path / "again.json", {k: document[k] for k in ("messages", "system") if k in document})
-    if fmt not in ("neutral", "swe-agent", "tau-bench"):  # those name their list differently in a file
+    if fmt not in ("neutral", "swe-agent", "tau-bench", "gemini"):  # their files name the list otherwise
         code, _, err = _run(["compact", str(again), "--eligible-tools", "*"], capsys)
         assert code == 0 and f"read as {fmt}" in err, err
 

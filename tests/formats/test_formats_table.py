@@ -52,6 +52,8 @@ def _documents() -> dict[str, Any]:
         "openai": _tau()[3]["traj"],
         "responses": HISTORY_FORMATS["responses"].write_messages(neutral),
         "anthropic": HISTORY_FORMATS["anthropic"].write_messages(neutral),
+        "bedrock": HISTORY_FORMATS["bedrock"].write_document(neutral),
+        "gemini": HISTORY_FORMATS["gemini"].write_document(neutral),
         "langchain": HISTORY_FORMATS["langchain"].write_messages(neutral),
         "swe-agent": swe,
         "mini-swe-agent": mini,
@@ -63,8 +65,10 @@ def _native(document: Any, name: str) -> Any:
     """The part of a file a format's writer gives back: its messages (Anthropic: with ``system``)."""
     if isinstance(document, list):
         return document
-    if name == "anthropic":
+    if name in ("anthropic", "bedrock"):
         return {k: document[k] for k in ("system", "messages") if k in document}
+    if name == "gemini":  # the writer's list is "messages"; the file's, "contents"
+        return {"systemInstruction": document["systemInstruction"], "messages": document["contents"]}
     return document[HISTORY_FORMATS[name].messages_key]
 
 
@@ -74,6 +78,8 @@ def test_the_table_covers_every_format_and_its_views_agree() -> None:
         "openai",
         "responses",
         "anthropic",
+        "bedrock",
+        "gemini",
         "langchain",
         "swe-agent",
         "mini-swe-agent",
@@ -89,6 +95,7 @@ def test_the_table_covers_every_format_and_its_views_agree() -> None:
     assert MESSAGES_KEY == {
         "swe-agent": "history",
         "tau-bench": "traj",
+        "gemini": "contents",
         "responses-request": "input",
         "atif": "steps",
     }
@@ -103,6 +110,8 @@ SHARED_FORMATS = (
     "openai",
     "responses",
     "anthropic",
+    "bedrock",
+    "gemini",
     "langchain",
     "swe-agent",
     "mini-swe-agent",

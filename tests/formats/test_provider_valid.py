@@ -248,3 +248,29 @@ def test_codex_rollouts_stay_valid(items: list[dict[str, Any]], plan: dict[str, 
     payloads = [line["payload"] for line in written if line["type"] == "response_item"]
     rules.check_responses(payloads, items)
     assert detect_format(written) == "codex"
+
+
+@SETTINGS
+@given(body=histories.gemini_requests(), plan=plans)
+def test_gemini_requests_stay_valid(body: dict[str, Any], plan: dict[str, Any]) -> None:
+    sent = copy.deepcopy(body)
+    rules.check_gemini(body, sent)  # the generator's own requests are valid
+    written = write_back("gemini", body, plan)
+    assert body == sent, "the caller's request was mutated"
+    rules.check_gemini(written, sent)
+    assert list(written) == list(sent)
+    assert {k: written[k] for k in sent if k != "contents"} == {k: sent[k] for k in sent if k != "contents"}
+    assert detect_format(written) == "gemini"
+
+
+@SETTINGS
+@given(body=histories.bedrock_requests(), plan=plans)
+def test_bedrock_requests_stay_valid(body: dict[str, Any], plan: dict[str, Any]) -> None:
+    body = {"modelId": "anthropic.claude-sonnet-4", **body, "inferenceConfig": {"maxTokens": 512}}
+    sent = copy.deepcopy(body)
+    written = write_back("bedrock", body, plan)
+    assert body == sent, "the caller's request was mutated"
+    rules.check_bedrock(written["messages"], sent["messages"])
+    assert list(written) == list(sent)
+    assert {k: written[k] for k in sent if k != "messages"} == {k: sent[k] for k in sent if k != "messages"}
+    assert detect_format(written) == "bedrock"

@@ -3,9 +3,11 @@
 from tracetrim._public import publish
 from tracetrim.formats._anthropic import from_anthropic, to_anthropic
 from tracetrim.formats._atif import from_atif, to_atif
+from tracetrim.formats._bedrock import from_bedrock, to_bedrock
 from tracetrim.formats._claude_code import from_claude_code, to_claude_code
 from tracetrim.formats._codex import from_codex, to_codex
 from tracetrim.formats._file import FileStyle, dump_jsonl, parse_history_text
+from tracetrim.formats._gemini import from_gemini, to_gemini
 from tracetrim.formats._langchain import from_langchain, to_langchain
 from tracetrim.formats._langchain_json import from_langchain_json, to_langchain_json
 from tracetrim.formats._mini_swe_agent import from_mini_swe_agent, load_mini_swe_agent_traj, to_mini_swe_agent
@@ -43,8 +45,10 @@ __all__ = [
     "dump_jsonl",
     "from_anthropic",
     "from_atif",
+    "from_bedrock",
     "from_claude_code",
     "from_codex",
+    "from_gemini",
     "from_langchain",
     "from_langchain_json",
     "from_mini_swe_agent",
@@ -60,8 +64,10 @@ __all__ = [
     "parse_history_text",
     "to_anthropic",
     "to_atif",
+    "to_bedrock",
     "to_claude_code",
     "to_codex",
+    "to_gemini",
     "to_langchain",
     "to_langchain_json",
     "to_mini_swe_agent",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from tracetrim._json import digest, spaced_json, strict_loads
@@ -201,3 +201,39 @@ def mark_pending(messages: list[Message]) -> list[Message]:
             elif block.get("type") == "tool_call" and block["id"] not in answered:
                 block["state"] = "pending"
     return messages
+
+
+POSITION = "at"
+"""The key in a message's format metadata holding where the message stood when it was read, for formats
+whose provider refuses two turns of one role in a row (`join_turns`)."""
+
+
+def join_turns(
+    entries: list[dict[str, Any]],
+    positions: Sequence[int | None],
+    parts: str,
+    role_of: Callable[[Mapping[str, Any]], Any] = lambda entry: entry.get("role"),
+) -> list[dict[str, Any]]:
+    """``entries`` (provider turns with a ``role``, in order) with same-role neighbours joined where
+    something between them was removed.
+
+    Gemini and Bedrock Converse refuse two turns of one role in a row, and a drop that empties the turn
+    between two of them makes such a pair. ``positions`` says where each entry stood when read (None for
+    one tracetrim added): neighbours that stood side by side stay apart, so a history written back
+    unchanged is the history read. A joined turn holds both turns' ``parts`` in order and keeps the first
+    turn's other fields (the second's fill in only what the first lacks). ``role_of`` reads a turn's
+    role (Gemini's defaults to ``user``). ``entries`` are joined in place.
+    """
+    out: list[dict[str, Any]] = []
+    last: int | None = None
+    for entry, position in zip(entries, positions, strict=True):
+        adjacent = position is not None and last is not None and position == last + 1
+        if out and role_of(out[-1]) == role_of(entry) and not adjacent:
+            joined = out[-1]
+            joined[parts] = [*joined[parts], *entry[parts]]
+            for key, value in entry.items():
+                joined.setdefault(key, value)
+        else:
+            out.append(entry)
+        last = position
+    return out

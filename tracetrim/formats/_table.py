@@ -12,8 +12,10 @@ from tracetrim._errors import TracetrimError
 from tracetrim._snapshot import Message, SnapshotError
 from tracetrim.formats._anthropic import from_anthropic, to_anthropic
 from tracetrim.formats._atif import from_atif, is_atif_step, to_atif
+from tracetrim.formats._bedrock import from_bedrock, is_bedrock_block, to_bedrock
 from tracetrim.formats._claude_code import from_claude_code, is_claude_code_entry, to_claude_code
 from tracetrim.formats._codex import from_codex, is_codex_line, to_codex
+from tracetrim.formats._gemini import GEMINI_SYSTEM, from_gemini, is_gemini_content, to_gemini
 from tracetrim.formats._langchain_json import from_langchain_json, is_langchain_json, to_langchain_json
 from tracetrim.formats._mini_swe_agent import ACTION_REGEX, from_mini_swe_agent, to_mini_swe_agent
 from tracetrim.formats._openai_chat import from_openai_chat, to_openai_chat
@@ -120,6 +122,10 @@ def _anthropic_reader(messages: Sequence[Any], fields: Mapping[str, Any]) -> lis
     return from_anthropic(messages, system=_check_system(fields))
 
 
+def _bedrock_reader(messages: Sequence[Any], fields: Mapping[str, Any]) -> list[Message]:
+    return from_bedrock(messages, system=fields.get("system"))
+
+
 _TABLE = (
     HistoryFormat(
         "neutral",
@@ -144,6 +150,21 @@ _TABLE = (
         "Anthropic Messages or request body (tool_use / tool_result blocks; system, model, tools kept)",
         _body(_anthropic_reader, own=("system",), after=_BEFORE_MESSAGES),
         _body_writer(to_anthropic),
+    ),
+    HistoryFormat(
+        "bedrock",
+        "AWS Bedrock Converse messages or request body (toolUse / toolResult blocks; modelId, system, "
+        "inferenceConfig, toolConfig kept)",
+        _body(_bedrock_reader, own=("system",), after=("modelId",)),
+        _body_writer(to_bedrock),
+    ),
+    HistoryFormat(
+        "gemini",
+        "Gemini contents or a generateContent request body (functionCall / functionResponse parts; "
+        "systemInstruction, tools kept)",
+        _body(from_gemini, key="contents", own=GEMINI_SYSTEM, after=("model",)),
+        _body_writer(to_gemini),
+        messages_key="contents",
     ),
     HistoryFormat(
         "langchain",
@@ -266,6 +287,8 @@ def detect_messages(messages: Sequence[Any]) -> str:
         return "neutral"
     if any(is_langchain_json(m) for m in items):
         return "langchain"
+    if any(is_gemini_content(m) for m in items):
+        return "gemini"
     if any(m.get("type") in _RESPONSES_TYPES for m in items):
         return "responses"
     if any(is_tau2_message(m) for m in items):
@@ -273,6 +296,8 @@ def detect_messages(messages: Sequence[Any]) -> str:
     if any(m.get("role") == "tool" or "tool_calls" in m for m in items):
         return "openai"
     blocks = _blocks(items)
+    if any(is_bedrock_block(b) for b in blocks):  # Converse blocks have one key and no "type"
+        return "bedrock"
     kinds = {b.get("type") for b in blocks}
     if kinds & _ANTHROPIC_BLOCKS or any("tool_use_id" in b for b in blocks):
         return "anthropic"
@@ -371,12 +396,13 @@ def detect_format(data: Any) -> str:
 
     A SWE-agent ``.traj`` has ``history``; a tau-bench item ``traj``; a mini-swe-agent file string
     messages with bash blocks; a top-level ``system`` beside ``messages`` means Anthropic; ``input``
-    without ``messages`` a Responses request; ``steps`` with ``schema_version`` ATIF; ``task_id``
-    beside ``messages`` a tau2 simulation. A list of Codex rollout lines, OpenHands events, ATIF
-    steps or Claude Code entries is told by those shapes (which stay when compaction drops every
-    tool pair); any other list by its messages (`detect_messages`). A list of whole trajectories (or
-    a tau2 results file) raises `TrajectoryListError`, since one history is wanted. What no format
-    reads raises `FormatError` saying what it looks like and what is supported.
+    without ``messages`` a Responses request, ``contents`` a Gemini one; ``steps`` with
+    ``schema_version`` ATIF; ``task_id`` beside ``messages`` a tau2 simulation. A list of Codex
+    rollout lines, OpenHands events, ATIF steps or Claude Code entries is told by those shapes (which
+    stay when compaction drops every tool pair); any other list by its messages (`detect_messages`).
+    A list of whole trajectories (or a tau2 results file) raises `TrajectoryListError`, since one
+    history is wanted. What no format reads raises `FormatError` saying what it looks like and what
+    is supported.
     """
     kind = trajectory_list(data)
     if kind is not None:
@@ -391,6 +417,8 @@ def detect_format(data: Any) -> str:
         ):
             return "atif"
         messages = data.get("messages")
+        if not isinstance(messages, list) and isinstance(data.get("contents"), list):
+            return "gemini"
         if not isinstance(messages, list) and isinstance(data.get("input"), list):
             return "responses-request"
         if "messages" in data and not isinstance(messages, list):
