@@ -9,6 +9,7 @@ from typing import Any
 from tracetrim._json import spaced_json
 from tracetrim._snapshot import Block, Message, SnapshotError
 from tracetrim.formats import _common as common
+from tracetrim.formats._order import reorder
 
 FORMAT = "gemini"
 BLOCK_EXTRAS = common.meta_key(FORMAT)
@@ -87,20 +88,12 @@ class _Calls:
 def _note_order(
     extra: dict[str, Any], part: Mapping[str, Any], inner: Mapping[str, Any], mapped: Sequence[str]
 ) -> None:
-    """Record the key order of a part and its call or response where the writer's own would differ,
-    so a history written back unchanged keeps its bytes."""
-    if next(iter(part)) != extra["key"]:
-        extra["part_order"] = list(part)
+    """Record the key order of a part and its call or response (`reorder`'s form) where the writer's
+    own would differ, so a history written back unchanged keeps its bytes."""
+    key = extra["key"]
     own = [k for k in mapped if k in inner] + [k for k in inner if k not in mapped]
-    if list(inner) != own:
-        extra["order"] = list(inner)
-
-
-def _reorder(value: dict[str, Any], order: Any) -> dict[str, Any]:
-    if not isinstance(order, list):
-        return value
-    ranked = {k: n for n, k in enumerate(order)}
-    return dict(sorted(value.items(), key=lambda item: ranked.get(item[0], len(ranked))))
+    if next(iter(part)) != key or list(inner) != own:
+        extra["order"] = ["d", [[k, ["d", [[n, None] for n in inner]] if k == key else None] for k in part]]
 
 
 def _block_from(part: Any, i: int, j: int, calls: _Calls) -> Block:
@@ -252,8 +245,9 @@ def _call_part(block: Block, extra: Mapping[str, Any], i: int, j: int) -> dict[s
     if not extra.get("no_id"):
         call["id"] = block["id"]
     call.update(copy.deepcopy(extra.get("call", {})))
-    part = {str(extra.get("key", _CALL[0])): _reorder(call, extra.get("order"))}
-    return _reorder({**part, **copy.deepcopy(extra.get("part", {}))}, extra.get("part_order"))
+    part = {str(extra.get("key", _CALL[0])): call, **copy.deepcopy(extra.get("part", {}))}
+    ordered: dict[str, Any] = reorder(part, extra.get("order"))
+    return ordered
 
 
 def _response(block: Block, extra: Mapping[str, Any], i: int, j: int) -> dict[str, Any]:
@@ -291,8 +285,9 @@ def _part(block: Block, i: int, j: int) -> dict[str, Any]:
         if not extra.get("no_id"):
             answer["id"] = block["id"]
         answer.update(copy.deepcopy(extra.get("call", {})))
-        inner = {str(extra.get("key", _RESPONSE[0])): _reorder(answer, extra.get("order"))}
-        return _reorder({**inner, **copy.deepcopy(extra.get("part", {}))}, extra.get("part_order"))
+        part = {str(extra.get("key", _RESPONSE[0])): answer, **copy.deepcopy(extra.get("part", {}))}
+        ordered: dict[str, Any] = reorder(part, extra.get("order"))
+        return ordered
     raise common.unsupported("Gemini contents", block, i, j)
 
 
