@@ -564,3 +564,76 @@ def bedrock_requests(draw: st.DrawFn) -> dict[str, Any]:
     if draw(st.booleans()):
         request["system"] = [{"text": draw(_text)}, *points.after()]
     return request
+
+
+@st.composite
+def gemini_cli_sessions(draw: st.DrawFn) -> dict[str, Any]:
+    """A Gemini CLI session file (``ConversationRecord``): user prompts, each answered by gemini records
+    that call tools (``toolCalls`` carrying their ``functionResponse`` results), then one that answers in
+    text; thoughts and tokens on each, info records between."""
+    ids = _Ids()
+    records: list[dict[str, Any]] = []
+
+    def record(kind: str, content: Any, **fields: Any) -> dict[str, Any]:
+        n = ids.next()
+        return {
+            "id": f"rec-{n:04d}",
+            "timestamp": f"2026-12-05T10:{n % 60:02d}:00Z",
+            "type": kind,
+            "content": content,
+            **fields,
+        }
+
+    for _ in range(draw(st.integers(1, 4))):
+        records.append(record("user", draw(_text)))
+        steps = draw(st.integers(0, 3))
+        for step in range(steps + 1):
+            calls = []
+            for _ in range(draw(st.integers(1, 3)) if step < steps else 0):
+                n = ids.next()
+                name = draw(_tools)
+                call_id = f"{name}-{n:04d}"
+                output = _output(draw, call_id)
+                status = draw(st.sampled_from(["success", "success", "success", "error", "cancelled"]))
+                calls.append(
+                    {
+                        "id": call_id,
+                        "name": name,
+                        "args": _args(draw, n),
+                        "result": [
+                            {
+                                "functionResponse": {
+                                    "id": call_id,
+                                    "name": name,
+                                    "response": {"output": output},
+                                }
+                            }
+                        ],
+                        "status": status,
+                        "timestamp": "2026-12-05T10:00:01Z",
+                        "displayName": name.title(),
+                        "resultDisplay": output[:80],
+                        "renderOutputAsMarkdown": False,
+                    }
+                )
+            fields: dict[str, Any] = {
+                "thoughts": [
+                    {"subject": "Plan", "description": draw(_text), "timestamp": "2026-12-05T10:00:00Z"}
+                ]
+            }
+            if calls:
+                fields["toolCalls"] = calls
+            fields["tokens"] = {"input": 10, "output": 5, "cached": 0, "total": 15}
+            fields["model"] = "gemini-2.5-pro"
+            records.append(
+                record("gemini", draw(_text) if draw(st.booleans()) or not calls else "", **fields)
+            )
+        if draw(st.booleans()):
+            records.append(record("info", "Switched to fallback model."))
+    return {
+        "sessionId": "5f1c2a4e-0000-4000-8000-000000000000",
+        "projectHash": "79b6fa86e3c0d31765c7e3c6de511a7b",
+        "startTime": "2026-12-05T10:00:00Z",
+        "lastUpdated": "2026-12-05T10:59:00Z",
+        "messages": records,
+    }

@@ -340,3 +340,40 @@ def check_bedrock(messages: Sequence[Mapping[str, Any]], sent: Sequence[Mapping[
             assert not answers, f"message {i + 1}: toolResult {answers} without a toolUse just before"
     moved = _cached(messages) - _cached(sent)
     assert not moved, f"a cache point moved after {sorted(moved)}"
+
+
+def gemini_cli_resumed(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The ``generateContent`` history the Gemini CLI sends when it resumes a session (as its resume code
+    converts records): a user record is a user turn; a gemini record a model turn of its text and
+    ``functionCall`` parts, then a user turn of its calls' result parts; info, error and warning records
+    are not sent."""
+    contents: list[dict[str, Any]] = []
+    for record in records:
+        text = record["content"] if isinstance(record["content"], str) else None
+        parts: list[Any] = [{"text": text}] if text else list(record["content"] if text is None else [])
+        if record["type"] == "user":
+            contents.append({"role": "user", "parts": parts})
+        elif record["type"] == "gemini":
+            calls = record.get("toolCalls", [])
+            parts += [{"functionCall": {"id": c["id"], "name": c["name"], "args": c["args"]}} for c in calls]
+            if parts:
+                contents.append({"role": "model", "parts": parts})
+            answers = [part for c in calls for part in c.get("result") or []]
+            if answers:
+                contents.append({"role": "user", "parts": answers})
+    return {"contents": contents}
+
+
+def check_gemini_cli(records: Sequence[Mapping[str, Any]], sent: Sequence[Mapping[str, Any]]) -> None:
+    """A Gemini CLI session's records: every call sent with a result still carries one, every record the
+    model never sees is where it was, and the history the CLI sends on resume keeps Gemini's rules
+    (`check_gemini`)."""
+    answered = {c["id"] for r in sent for c in r.get("toolCalls", []) if c.get("result")}
+    for i, record in enumerate(records):
+        for call in record.get("toolCalls", []):
+            assert call.get("result") or call["id"] not in answered, (
+                f"record {i}: call {call['id']} lost its result"
+            )
+    shown = [r for r in sent if r["type"] not in ("user", "gemini")]
+    assert [r for r in records if r["type"] not in ("user", "gemini")] == shown, "a shown record moved"
+    check_gemini(gemini_cli_resumed(records), gemini_cli_resumed(sent))

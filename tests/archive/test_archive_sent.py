@@ -61,6 +61,16 @@ SENT: dict[str, bytes] = {
         ' "systemInstruction": {"parts": [{"text": "You fix bugs."}]},'
         '  "generationConfig": {"temperature": 0}}'
     ).encode(),
+    "gemini-cli": (
+        '{\n  "sessionId": "f86f5318",\n  "projectHash": "79b6fa86",\n  "messages": [\n'
+        '    {"id": "u1", "type": "user", "content": "fix it"},\n'
+        '    {"id": "g1", "type": "gemini", "content": "", "toolCalls": [{"id": "read_file-1",'
+        ' "name": "read_file", "args": {"path": "a.py"},'
+        ' "result": [{"functionResponse": {"id": "read_file-1",'
+        f' "name": "read_file", "response": {{"output": "{_LONG}"}}}}}}], "status": "success"}}]}},\n'
+        '    {"id": "g2", "type": "gemini", "content": "found it"},\n'
+        '    {"id": "u2", "type": "user", "content": "go on"}\n  ]\n}\n'
+    ).encode(),
     "bedrock": (
         '{"modelId": "amazon.nova-pro-v1:0", "system": [{"text": "You fix bugs."}],\n'
         ' "messages": [{"role": "user", "content": [{"text": "fix it"}]},\n'

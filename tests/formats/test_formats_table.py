@@ -88,6 +88,7 @@ def test_the_table_covers_every_format_and_its_views_agree() -> None:
         "tau2",
         "claude-code",
         "codex",
+        "gemini-cli",
         "openhands",
         "atif",
     ]

@@ -274,3 +274,17 @@ def test_bedrock_requests_stay_valid(body: dict[str, Any], plan: dict[str, Any])
     assert list(written) == list(sent)
     assert {k: written[k] for k in sent if k != "messages"} == {k: sent[k] for k in sent if k != "messages"}
     assert detect_format(written) == "bedrock"
+
+
+@SETTINGS
+@given(session=histories.gemini_cli_sessions(), plan=plans)
+def test_gemini_cli_sessions_stay_valid(session: dict[str, Any], plan: dict[str, Any]) -> None:
+    sent = copy.deepcopy(session)
+    rules.check_gemini_cli(session["messages"], sent["messages"])  # the generator's own sessions are valid
+    written = write_back("gemini-cli", session, plan)
+    assert session == sent, "the caller's session was mutated"
+    rules.check_gemini_cli(written["messages"], sent["messages"])
+    assert {k: v for k, v in written.items() if k != "messages"} == {
+        k: v for k, v in sent.items() if k != "messages"
+    }
+    assert detect_format(written) == "gemini-cli"

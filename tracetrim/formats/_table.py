@@ -16,6 +16,7 @@ from tracetrim.formats._bedrock import from_bedrock, is_bedrock_block, to_bedroc
 from tracetrim.formats._claude_code import from_claude_code, is_claude_code_entry, to_claude_code
 from tracetrim.formats._codex import from_codex, is_codex_line, to_codex
 from tracetrim.formats._gemini import GEMINI_SYSTEM, from_gemini, is_gemini_content, to_gemini
+from tracetrim.formats._gemini_cli import from_gemini_cli, is_gemini_cli_record, to_gemini_cli
 from tracetrim.formats._langchain_json import from_langchain_json, is_langchain_json, to_langchain_json
 from tracetrim.formats._mini_swe_agent import ACTION_REGEX, from_mini_swe_agent, to_mini_swe_agent
 from tracetrim.formats._openai_chat import from_openai_chat, to_openai_chat
@@ -219,6 +220,13 @@ _TABLE = (
         _messages_only(to_codex),
     ),
     HistoryFormat(
+        "gemini-cli",
+        "a Gemini CLI session (~/.gemini/tmp/*/chats/*.json: user and gemini records, toolCalls with "
+        "their results)",
+        _one_arg(from_gemini_cli),
+        _messages_only(to_gemini_cli),
+    ),
+    HistoryFormat(
         "openhands",
         "an OpenHands SDK event list (ActionEvent / ObservationEvent / MessageEvent ...)",
         _one_arg(from_openhands),
@@ -322,6 +330,8 @@ def _whole_list(data: Sequence[Any]) -> str | None:
         return None
     if all(is_codex_line(item) for item in items):
         return "codex"
+    if all(is_gemini_cli_record(item) for item in items):
+        return "gemini-cli"
     if all(is_openhands_event(item) for item in items):
         return "openhands"
     if all(is_atif_step(item) for item in items):
@@ -425,6 +435,8 @@ def detect_format(data: Any) -> str:
             raise FormatError(f"expected a list of messages under 'messages', got {type(messages).__name__}")
         if not isinstance(messages, list):
             raise _unsupported(data)
+        if messages and all(is_gemini_cli_record(m) for m in messages):
+            return "gemini-cli"
         if "task_id" in data or any(is_tau2_message(m) for m in messages):
             return "tau2"
         found = detect_messages(messages)

@@ -1,0 +1,248 @@
+"""Converters between neutral messages and Gemini CLI session files (``~/.gemini/tmp/*/chats/*.json``).
+
+Shape, from gemini-cli-core's ``ChatRecordingService`` (``ConversationRecord``): ``{"sessionId",
+"projectHash", "startTime", "lastUpdated", "messages": [record, ...]}``. A record is ``{"id",
+"timestamp", "type", "content", ...}`` with type ``user`` or ``gemini`` (``info``, ``error`` and
+``warning`` records are what the CLI showed, never sent to the model). A ``gemini`` record may hold
+``toolCalls``: ``{"id", "name", "args", "result": [part, ...], "status", "resultDisplay", ...}``, the
+result a list of Gemini parts, usually one ``functionResponse`` with ``{"output": text}``. On resume the
+CLI sends a gemini record as a model turn (its text and calls) followed by a user turn of the calls'
+responses, so a call and its result live in one record.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from tracetrim._snapshot import Block, Message, SnapshotError
+from tracetrim.formats import _common as common
+from tracetrim.formats._carrier import CarrierRun, carried
+
+FORMAT = "gemini_cli"
+BLOCK_EXTRAS = common.meta_key(FORMAT)
+"""The key on a neutral block holding its tool call's record (every field but ``args`` and ``result``,
+in order) or its result's parts as sent."""
+RECORD_TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
+"""The ``type`` of a Gemini CLI message record."""
+_LIVE = frozenset({"user", "gemini"})
+_STATES = {"success": "success", "error": "error", "cancelled": "interrupted"}
+_RESPONSE = ("functionResponse", "function_response")
+_CONTENT = "\x00tracetrim.content"
+_CALLS = "\x00tracetrim.toolCalls"
+
+
+def is_gemini_cli_record(item: Any) -> bool:
+    """Whether ``item`` is a record of a Gemini CLI session, by shape (a ``type`` of its own, no
+    ``role``, and none of the keys Claude Code, Codex or OpenHands lines carry)."""
+    return (
+        isinstance(item, dict)
+        and item.get("type") in RECORD_TYPES
+        and "content" in item
+        and not item.keys() & {"role", "message", "payload", "kind"}
+    )
+
+
+def _text_output(result: Any) -> str | None:
+    """The text of a call's result when it is one ``functionResponse`` whose response is
+    ``{"output": text}`` (what the CLI's tools give), else None."""
+    if not isinstance(result, list) or len(result) != 1 or not isinstance(result[0], dict):
+        return None
+    part = result[0]
+    key = next((k for k in _RESPONSE if k in part), None)
+    response = part[key].get("response") if key is not None and isinstance(part[key], dict) else None
+    if isinstance(response, dict) and set(response) == {"output"} and isinstance(response["output"], str):
+        return response["output"]
+    return None
+
+
+def _content_blocks(content: Any, i: int) -> list[Block]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    if isinstance(content, list):
+        return common.text_parts(content, FORMAT)
+    raise SnapshotError("content must be text or a list of parts", message=i, field="content")
+
+
+def _tool_blocks(call: Any, i: int, j: int) -> list[Block]:
+    call = common.require_dict(call, "a tool call record", message=i, block=j)
+    call_id = common.require_str(call.get("id"), "a tool call's id", message=i, block=j, field="id")
+    name = common.require_str(call.get("name"), "a tool call's name", message=i, block=j, field="name")
+    args = common.require_dict(call.get("args", {}), "a tool call's args", message=i, block=j, field="args")
+    record = {k: (None if k in ("args", "result") else copy.deepcopy(v)) for k, v in call.items()}
+    blocks: list[Block] = [
+        {
+            "type": "tool_call",
+            "id": call_id,
+            "name": name,
+            "input": common.dump_input(args),
+            "state": "finished",
+            BLOCK_EXTRAS: {"record": record},
+        }
+    ]
+    if "result" not in call or call["result"] is None:
+        return blocks
+    text = _text_output(call["result"])
+    output: str | list[Block] = (
+        text if text is not None else [common.raw_block(FORMAT, copy.deepcopy(call["result"]))]
+    )
+    blocks.append(
+        {
+            "type": "tool_result",
+            "id": call_id,
+            "name": name,
+            "output": output,
+            "state": _STATES.get(str(call.get("status")), "error"),
+            BLOCK_EXTRAS: {"result": copy.deepcopy(call["result"])},
+        }
+    )
+    return blocks
+
+
+def from_gemini_cli(records: Sequence[Any]) -> list[Message]:
+    """Convert the message records of a Gemini CLI session to neutral messages.
+
+    A user record becomes a user message; a gemini record an assistant message holding its text, then
+    each tool call followed by its result (ids: the records' own). Records the model never sees
+    (``info``, ``error``, ``warning``) ride in carriers in place. What the neutral form has no place
+    for (timestamps, thoughts, tokens, ``resultDisplay``) is kept so `to_gemini_cli` writes it back.
+    """
+    common.require_sequence(records, "a Gemini CLI session's messages", "records")
+    seen: dict[str, int] = {}
+    run = CarrierRun(FORMAT, seen)
+    for i, record in enumerate(records):
+        record = common.require_dict(record, "a message record", message=i)
+        kind = record.get("type")
+        if kind not in _LIVE:
+            if kind not in RECORD_TYPES:
+                raise SnapshotError(f"type must be one of {sorted(RECORD_TYPES)}, got {kind!r}", message=i)
+            run.hold(copy.deepcopy(record))
+            continue
+        blocks = _content_blocks(record.get("content"), i)
+        calls = record.get("toolCalls")
+        if calls is not None:
+            if kind != "gemini" or not isinstance(calls, list):
+                raise SnapshotError(
+                    "toolCalls must be a list on a gemini record", message=i, field="toolCalls"
+                )
+            for j, call in enumerate(calls):
+                blocks.extend(_tool_blocks(call, i, j))
+        shell = {
+            k: _CONTENT if k == "content" else _CALLS if k == "toolCalls" else copy.deepcopy(v)
+            for k, v in record.items()
+        }
+        meta: dict[str, Any] = {"record": shell}
+        meta["content"] = "str" if isinstance(record.get("content"), str) else "parts"
+        if calls:
+            meta["called"] = True
+        given = record.get("id")
+        ident = given if isinstance(given, str) and given and given not in seen else None
+        message_id = ident or common.message_id("gc-", record, seen, i)
+        seen.setdefault(message_id, 1)
+        role = "assistant" if kind == "gemini" else "user"
+        run.add(common.attach_meta({"id": message_id, "role": role, "content": blocks}, FORMAT, meta))
+    return common.mark_pending(run.messages())
+
+
+def _result(block: Block, i: int, j: int) -> Any:
+    """A result block as the record's ``result`` parts: as sent when its text is unchanged, else the sent
+    ``functionResponse`` holding the new text."""
+    sent = (block.get(BLOCK_EXTRAS) or {}).get("result")
+    output = block["output"]
+    if not isinstance(output, str):
+        if len(output) == 1 and common.is_raw(output[0], FORMAT):
+            return copy.deepcopy(output[0]["value"])
+        raise common.unsupported("Gemini CLI tool results", block, i, j)
+    if _text_output(sent) == output:
+        return copy.deepcopy(sent)
+    if isinstance(sent, list) and _text_output(sent) is not None:
+        part = copy.deepcopy(sent[0])
+        key = next(k for k in _RESPONSE if k in part)
+        part[key]["response"] = {"output": output}
+        return [part]
+    return [{"functionResponse": {"id": block["id"], "name": block["name"], "response": {"output": output}}}]
+
+
+def _tool_calls(blocks: Sequence[Block], i: int) -> list[dict[str, Any]]:
+    results = {b["id"]: (j, b) for j, b in enumerate(blocks) if b["type"] == "tool_result"}
+    calls: list[dict[str, Any]] = []
+    for j, block in enumerate(blocks):
+        if block["type"] != "tool_call":
+            continue
+        record = (block.get(BLOCK_EXTRAS) or {}).get("record")
+        entry: dict[str, Any] = (
+            copy.deepcopy(record) if isinstance(record, dict) else {"id": block["id"], "name": block["name"]}
+        )
+        entry["args"] = common.parse_input(block, i, j)
+        found = results.get(block["id"])
+        if found is not None:
+            entry["result"] = _result(found[1], i, found[0])
+        elif entry.get("result", 0) is None:
+            pass  # sent as null (a call still running): stays null
+        else:
+            entry.pop("result", None)
+        calls.append(entry)
+    return calls
+
+
+def _content(blocks: Sequence[Block], meta: Mapping[str, Any]) -> Any:
+    texts = [b for b in blocks if b["type"] not in ("tool_call", "tool_result")]
+    if meta.get("content") == "str" and all(b["type"] == "text" for b in texts):
+        return "\n\n".join(b["text"] for b in texts)
+    return [
+        copy.deepcopy(b["value"]) if common.is_raw(b, FORMAT) else {"text": b.get("text", "")} for b in texts
+    ]
+
+
+def to_gemini_cli(messages: Sequence[Any]) -> list[Any]:
+    """Convert neutral messages back to Gemini CLI message records (the inverse of `from_gemini_cli`).
+
+    Carried records come back as they were; each other message becomes its record again, with its text
+    as ``content`` (a tombstone after the text it follows) and its calls and their results as
+    ``toolCalls``. A dropped call leaves its record's ``toolCalls``; a shortened result is written into
+    the ``functionResponse`` it came in. A message with no record of its own becomes a plain record.
+    On resume the CLI sends each gemini record as a model turn, and Gemini refuses two model turns in a
+    row, so a gemini record whose calls all went joins the gemini record after it (its text first).
+    """
+    out: list[Any] = []
+    folded: dict[str, Any] | None = None  # a gemini record whose calls all went, to join the next one
+    for i, message in enumerate(common.neutral_input(messages)):
+        value = carried(message, FORMAT)
+        if value is not None:
+            out.extend(value)
+            continue
+        meta = common.format_meta(message, FORMAT)
+        shell = meta.get("record")
+        if not isinstance(shell, dict):
+            shell = {"type": "gemini" if message["role"] == "assistant" else "user", "content": _CONTENT}
+            if any(b["type"] == "tool_call" for b in message["content"]):
+                shell["toolCalls"] = _CALLS
+        record: dict[str, Any] = {}
+        for key, value in shell.items():
+            if value == _CONTENT:
+                record[key] = _content(message["content"], meta)
+            elif value == _CALLS:
+                record[key] = _tool_calls(message["content"], i)
+            else:
+                record[key] = copy.deepcopy(value)
+        if folded is not None:
+            if record.get("type") == "gemini":
+                out.remove(folded)
+                record["content"] = _joined(folded.get("content"), record.get("content"))
+            folded = None
+        if meta.get("called") and record.get("type") == "gemini" and not record.get("toolCalls"):
+            folded = record
+        out.append(record)
+    return out
+
+
+def _joined(first: Any, then: Any) -> Any:
+    """Two records' contents as one (text, or parts when either is parts)."""
+    if isinstance(first, str) and isinstance(then, str):
+        return "\n\n".join(t for t in (first, then) if t)
+
+    def parts(content: Any) -> list[Any]:
+        return ([{"text": content}] if content else []) if isinstance(content, str) else list(content or [])
+
+    return [*parts(first), *parts(then)]
