@@ -92,7 +92,7 @@ def check_message(message: Any, i: int) -> None:
     if not isinstance(message, dict):
         raise SnapshotError(f"a message must be an object, got {type(message).__name__}", message=i)
     role = message.get("role")
-    if role not in ROLES:
+    if not isinstance(role, str) or role not in ROLES:
         raise SnapshotError(f"role must be one of {sorted(ROLES)}, got {role!r}", message=i, field="role")
     if "id" in message and not isinstance(message["id"], str):
         raise SnapshotError("id must be a string", message=i, field="id")

@@ -26,7 +26,12 @@ _MAPPED = ("message", "reasoning_content", "tool_calls", "observation")
 
 def is_atif_step(step: Any) -> bool:
     """Whether ``step`` has an ATIF step's shape (``step_id``, ``source``, ``message``)."""
-    return isinstance(step, dict) and "step_id" in step and step.get("source") in _ROLES and "message" in step
+    return (
+        isinstance(step, dict)
+        and "step_id" in step
+        and common.tag(step.get("source")) in _ROLES
+        and "message" in step
+    )
 
 
 def _blocks(step: dict[str, Any], i: int) -> list[Block]:

@@ -18,7 +18,7 @@ from typing import Any
 from tracetrim._snapshot import Message
 from tracetrim.formats._anthropic import from_anthropic, to_anthropic
 from tracetrim.formats._carrier import CarrierRun, carried
-from tracetrim.formats._common import attach_meta, format_meta, require_dict, require_sequence
+from tracetrim.formats._common import attach_meta, format_meta, require_dict, require_sequence, tag
 from tracetrim.formats._order import order_of, reorder
 from tracetrim.formats._shape import JsonLines
 
@@ -33,7 +33,7 @@ def is_claude_code_entry(entry: Any) -> bool:
     """Whether ``entry`` is a line of a Claude Code session, by shape."""
     return (
         isinstance(entry, dict)
-        and entry.get("type") in ENTRY_TYPES
+        and tag(entry.get("type")) in ENTRY_TYPES
         and "payload" not in entry
         and any(k in entry for k in _MARKS)
     )

@@ -15,7 +15,7 @@ from typing import Any
 
 from tracetrim._snapshot import Message, SnapshotError
 from tracetrim.formats._carrier import CarrierRun, carried
-from tracetrim.formats._common import attach_meta, format_meta, require_dict, require_sequence
+from tracetrim.formats._common import attach_meta, format_meta, require_dict, require_sequence, tag
 from tracetrim.formats._openai_responses import from_openai_responses, to_openai_responses
 from tracetrim.formats._order import order_of, reorder
 from tracetrim.formats._shape import JsonLines
@@ -30,7 +30,7 @@ _LINE_KEYS = frozenset({"timestamp", "type", "payload"})
 
 def is_codex_line(line: Any) -> bool:
     """Whether ``line`` is a Codex rollout line, by shape."""
-    return isinstance(line, dict) and line.get("type") in LINE_TYPES and "payload" in line
+    return isinstance(line, dict) and tag(line.get("type")) in LINE_TYPES and "payload" in line
 
 
 def _item_count(message: Message) -> int:

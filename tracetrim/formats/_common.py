@@ -237,3 +237,9 @@ def join_turns(
             out.append(entry)
         last = position
     return out
+
+
+def tag(value: Any) -> str | None:
+    """``value`` when it is a string, else None: a ``type`` / ``role`` field to look up in a set of names,
+    where a hostile file's list or object there must read as no name rather than fail the lookup."""
+    return value if isinstance(value, str) else None

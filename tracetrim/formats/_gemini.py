@@ -28,7 +28,7 @@ def is_gemini_content(item: Any) -> bool:
     ``type``) and a role of ``user``, ``model`` or none; pydantic-ai's messages (``kind``) are not."""
     if not isinstance(item, dict) or not isinstance(item.get("parts"), list) or "kind" in item:
         return False
-    if "content" in item or item.get("role", "user") not in _ROLES:
+    if "content" in item or common.tag(item.get("role", "user")) not in _ROLES:
         return False
     return all(isinstance(p, dict) and "type" not in p and "part_kind" not in p for p in item["parts"])
 
@@ -216,7 +216,7 @@ def from_gemini(contents: Sequence[Any], fields: Mapping[str, Any] | None = None
     for i, content in enumerate(contents):
         content = common.require_dict(content, "a content", message=i)
         role = content.get("role", "user")
-        if role not in _ROLES:
+        if common.tag(role) not in _ROLES:
             raise SnapshotError(f"role must be 'user' or 'model', got {role!r}", message=i, field="role")
         parts = content.get("parts")
         if not isinstance(parts, list):

@@ -38,7 +38,7 @@ def is_gemini_cli_record(item: Any) -> bool:
     ``role``, and none of the keys Claude Code, Codex or OpenHands lines carry)."""
     return (
         isinstance(item, dict)
-        and item.get("type") in RECORD_TYPES
+        and common.tag(item.get("type")) in RECORD_TYPES
         and "content" in item
         and not item.keys() & {"role", "message", "payload", "kind"}
     )
@@ -113,10 +113,11 @@ def from_gemini_cli(records: Sequence[Any]) -> list[Message]:
     run = CarrierRun(FORMAT, seen)
     for i, record in enumerate(records):
         record = common.require_dict(record, "a message record", message=i)
-        kind = record.get("type")
+        kind = common.tag(record.get("type"))
         if kind not in _LIVE:
             if kind not in RECORD_TYPES:
-                raise SnapshotError(f"type must be one of {sorted(RECORD_TYPES)}, got {kind!r}", message=i)
+                got = record.get("type")
+                raise SnapshotError(f"type must be one of {sorted(RECORD_TYPES)}, got {got!r}", message=i)
             run.hold(copy.deepcopy(record))
             continue
         blocks = _content_blocks(record.get("content"), i)

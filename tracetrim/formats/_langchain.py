@@ -20,7 +20,7 @@ _MAPPED = frozenset({"content", "type", "id", "name", "tool_calls", "tool_call_i
 
 
 def _part_to_block(part: Any, j: int, part_extras: dict[str, Any]) -> Block:
-    if isinstance(part, dict) and part.get("type") in _TEXT_FIELD:
+    if isinstance(part, dict) and common.tag(part.get("type")) in _TEXT_FIELD:
         field = _TEXT_FIELD[part["type"]]
         text = part.get(field)
         if isinstance(text, str):
@@ -83,7 +83,7 @@ def _repeats_a_call(block: Block) -> bool:
     return (
         common.is_raw(block, FORMAT)
         and isinstance(value, dict)
-        and value.get("type") in _CALL_PARTS
+        and common.tag(value.get("type")) in _CALL_PARTS
         and isinstance(value.get("id"), str)
     )
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tracetrim._snapshot import Message, SnapshotError
-from tracetrim.formats._common import require_dict, require_sequence
+from tracetrim.formats._common import require_dict, require_sequence, tag
 from tracetrim.formats._langchain import from_langchain, to_langchain
 
 _TYPES = frozenset({"human", "ai", "system", "tool"})
@@ -39,7 +39,7 @@ def _message(value: Any, i: int) -> Any:
                 warnings.simplefilter("ignore")  # `load` is marked beta; the message classes are stable
                 # only message classes: a history file is untrusted input, never a recipe for objects
                 loaded = load(value, allowed_objects="messages")
-        elif value.get("type") in _TYPES and isinstance(value.get("data"), dict):
+        elif tag(value.get("type")) in _TYPES and isinstance(value.get("data"), dict):
             loaded = messages_from_dict([value])[0]
         else:
             raise SnapshotError(

@@ -79,9 +79,9 @@ def from_openai_chat(messages: Sequence[Any]) -> list[Message]:
     out: list[Message] = []
     for i, message in enumerate(messages):
         message = common.require_dict(message, "a message", message=i)
-        role = message.get("role")
+        role = common.tag(message.get("role"))
         if role not in _ROLES:
-            raise SnapshotError(f"unsupported role {role!r}", message=i, field="role")
+            raise SnapshotError(f"unsupported role {message.get('role')!r}", message=i, field="role")
         meta: dict[str, Any] = {}
         if role != _ROLES[role]:
             meta["role"] = role

@@ -41,7 +41,11 @@ def _message_blocks(item: dict[str, Any], i: int, meta: dict[str, Any]) -> list[
     blocks: list[Block] = []
     part_extras: dict[str, Any] = {}
     for j, part in enumerate(content):
-        if isinstance(part, dict) and part.get("type") in _TEXT_PARTS and isinstance(part.get("text"), str):
+        if (
+            isinstance(part, dict)
+            and common.tag(part.get("type")) in _TEXT_PARTS
+            and isinstance(part.get("text"), str)
+        ):
             extra = common.extras(part, ("text",))
             if extra != {"type": _default_part_type(role)}:
                 part_extras[str(j)] = copy.deepcopy(extra)
@@ -94,7 +98,7 @@ def from_openai_responses(items: Sequence[Any]) -> list[Message]:
         blocks: list[Block]
         role = "assistant"
         if kind == "message":
-            if item.get("role") not in _ROLES:
+            if common.tag(item.get("role")) not in _ROLES:
                 raise SnapshotError(f"unsupported role {item.get('role')!r}", message=i, field="role")
             role = _ROLES[item["role"]]
             if role != item["role"]:

@@ -40,7 +40,7 @@ def is_openhands_event(event: Any) -> bool:
         isinstance(event, dict)
         and isinstance(event.get("kind"), str)
         and "id" in event
-        and event.get("source") in _SOURCES
+        and common.tag(event.get("source")) in _SOURCES
     )
 
 
@@ -127,12 +127,12 @@ def from_openhands(events: Sequence[Any]) -> list[Message]:
         blocks: list[Block] | None = None
         role = "assistant"
         kind = event.get("kind")
-        if event.get("id") not in forgotten:
+        if common.tag(event.get("id")) not in forgotten:
             if kind == "ActionEvent":
                 blocks = _action(event, i)
                 if blocks is not None:
                     names[event["tool_call_id"]] = event["tool_name"]
-            elif kind in _RESULTS:
+            elif common.tag(kind) in _RESULTS:
                 blocks = _result(event, names)
             elif kind == "MessageEvent" and isinstance(event.get("llm_message"), dict):
                 llm = event["llm_message"]
@@ -174,7 +174,7 @@ def _convert(message: Message, i: int) -> list[Any]:
     texts = [b["text"] for b in message["content"] if b["type"] == "text"]
     if isinstance(event, dict) and event.get("kind") == "ActionEvent":
         return [event] if calls else [_Dropped(event, texts)]
-    if isinstance(event, dict) and event.get("kind") in _RESULTS:
+    if isinstance(event, dict) and common.tag(event.get("kind")) in _RESULTS:
         return [_with_result(event, results[0][1], i, results[0][0])] if results else []
     if isinstance(event, dict) and event.get("kind") == "MessageEvent":
         original = _texts(event["llm_message"].get("content"))

@@ -15,6 +15,7 @@ from tracetrim.formats._atif import from_atif, is_atif_step, to_atif
 from tracetrim.formats._bedrock import from_bedrock, is_bedrock_block, to_bedrock
 from tracetrim.formats._claude_code import from_claude_code, is_claude_code_entry, to_claude_code
 from tracetrim.formats._codex import from_codex, is_codex_line, to_codex
+from tracetrim.formats._common import require_sequence, tag
 from tracetrim.formats._gemini import GEMINI_SYSTEM, from_gemini, is_gemini_content, to_gemini
 from tracetrim.formats._gemini_cli import from_gemini_cli, is_gemini_cli_record, to_gemini_cli
 from tracetrim.formats._langchain_json import from_langchain_json, is_langchain_json, to_langchain_json
@@ -59,6 +60,7 @@ def _messages_only(write: Callable[[Sequence[Any]], list[Any]]) -> _Writer:
 
 
 def _neutral(messages: Sequence[Any], fields: Mapping[str, Any]) -> list[Message]:
+    require_sequence(messages, "messages", "message objects")
     return list(messages)
 
 
@@ -297,7 +299,7 @@ def detect_messages(messages: Sequence[Any]) -> str:
         return "langchain"
     if any(is_gemini_content(m) for m in items):
         return "gemini"
-    if any(m.get("type") in _RESPONSES_TYPES for m in items):
+    if any(tag(m.get("type")) in _RESPONSES_TYPES for m in items):
         return "responses"
     if any(is_tau2_message(m) for m in items):
         return "tau2"
@@ -306,7 +308,7 @@ def detect_messages(messages: Sequence[Any]) -> str:
     blocks = _blocks(items)
     if any(is_bedrock_block(b) for b in blocks):  # Converse blocks have one key and no "type"
         return "bedrock"
-    kinds = {b.get("type") for b in blocks}
+    kinds = {tag(b.get("type")) for b in blocks}
     if kinds & _ANTHROPIC_BLOCKS or any("tool_use_id" in b for b in blocks):
         return "anthropic"
     if kinds & _NEUTRAL_BLOCKS - {"thinking"}:
@@ -315,7 +317,7 @@ def detect_messages(messages: Sequence[Any]) -> str:
         return "neutral" if all("id" in m for m in items) else "anthropic"
     if _is_mini_swe_agent(items):
         return "mini-swe-agent"
-    if any(isinstance(m.get("content"), str) or m.get("role") in _CHAT_ONLY_ROLES for m in items):
+    if any(isinstance(m.get("content"), str) or tag(m.get("role")) in _CHAT_ONLY_ROLES for m in items):
         return "openai"
     if kinds & _CHAT_PARTS:
         return "openai"
@@ -441,7 +443,8 @@ def detect_format(data: Any) -> str:
             return "tau2"
         found = detect_messages(messages)
         if "system" in data and found in ("neutral", "openai"):
-            return "anthropic" if found == "openai" or not all("id" in m for m in messages) else found
+            ids = all(isinstance(m, dict) and "id" in m for m in messages)
+            return "anthropic" if found == "openai" or not ids else found
         if found == "openai" and "max_tokens" in data and not _chat_only(messages):
             # Anthropic requires max_tokens; a chat request that has it is told by its roles and calls
             return "anthropic"
