@@ -637,3 +637,52 @@ def gemini_cli_sessions(draw: st.DrawFn) -> dict[str, Any]:
         "lastUpdated": "2026-12-05T10:59:00Z",
         "messages": records,
     }
+
+
+@st.composite
+def ai_sdk_messages(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Vercel AI SDK messages as ``generateText``'s ``response.messages`` builds them: a system prompt,
+    then turns where an assistant message's ``tool-call`` parts are answered by one ``tool`` message of
+    ``tool-result`` parts; v5 (``input`` / ``output``) or v4 (``args`` / ``result``) throughout."""
+    ids = _Ids()
+    v4 = draw(st.booleans())
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are a coding agent."},
+        {"role": "user", "content": draw(_text)},
+    ]
+    for _ in range(draw(st.integers(1, 6))):
+        parts: list[dict[str, Any]] = []
+        if draw(st.booleans()):
+            parts.append({"type": "reasoning", "text": draw(_text)})
+        if draw(st.booleans()):
+            parts.append({"type": "text", "text": draw(_text)})
+        calls = []
+        for _ in range(draw(st.integers(0, 3))):
+            n = ids.next()
+            call = {"type": "tool-call", "toolCallId": f"call_{n:04d}", "toolName": draw(_tools)}
+            call["args" if v4 else "input"] = _args(draw, n)
+            calls.append(call)
+            parts.append(call)
+        if not parts:
+            parts.append({"type": "text", "text": draw(_text)})
+        messages.append({"role": "assistant", "content": parts})
+        if calls:
+            results = []
+            for call in calls:
+                text = _output(draw, call["toolCallId"])
+                result: dict[str, Any] = {
+                    "type": "tool-result",
+                    "toolCallId": call["toolCallId"],
+                    "toolName": call["toolName"],
+                }
+                if v4:
+                    result["result"] = text if draw(st.integers(0, 3)) else {"lines": text.splitlines()}
+                else:
+                    kind = draw(st.sampled_from(["text", "text", "json", "error-text"]))
+                    value: Any = {"lines": text.splitlines()} if kind == "json" else text
+                    result["output"] = {"type": kind, "value": value}
+                results.append(result)
+            messages.append({"role": "tool", "content": results})
+        if not calls or draw(st.booleans()):  # a turn without calls ends the step loop
+            messages.append({"role": "user", "content": draw(_text)})
+    return messages

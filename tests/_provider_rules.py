@@ -15,6 +15,7 @@ type, Bedrock requests with botocore's Converse input shape.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -377,3 +378,43 @@ def check_gemini_cli(records: Sequence[Mapping[str, Any]], sent: Sequence[Mappin
     shown = [r for r in sent if r["type"] not in ("user", "gemini")]
     assert [r for r in records if r["type"] not in ("user", "gemini")] == shown, "a shown record moved"
     check_gemini(gemini_cli_resumed(records), gemini_cli_resumed(sent))
+
+
+def check_ai_sdk(messages: Sequence[Mapping[str, Any]], sent: Sequence[Mapping[str, Any]]) -> None:
+    """AI SDK messages as the SDK checks them before a call ("Tool result is missing for tool call ...",
+    ``MissingToolResultsError``) and as the providers behind it want them: valid roles, no empty content,
+    ``tool`` messages of ``tool-result`` parts only, every ``tool-call`` answered by the ``tool`` messages
+    right after its assistant message and every result answering one there, and no two user or assistant
+    messages in a row that were not sent so."""
+
+    def calls(message: Mapping[str, Any]) -> list[str]:
+        content = message["content"]
+        return (
+            [p["toolCallId"] for p in content if p.get("type") == "tool-call"]
+            if isinstance(content, list)
+            else []
+        )
+
+    sent_pairs = {
+        (a.get("role"), b.get("role"), json.dumps(a["content"]), json.dumps(b["content"]))
+        for a, b in itertools.pairwise(sent)
+    }
+    for i, message in enumerate(messages):
+        role = message["role"]
+        assert role in ("system", "user", "assistant", "tool"), f"message {i}: role {role!r}"
+        assert message["content"], f"message {i}: empty content"
+        if role == "tool":
+            assert all(p["type"] == "tool-result" for p in message["content"]), f"message {i}: not a result"
+        if i and role in ("user", "assistant") and messages[i - 1]["role"] == role:
+            pair = (role, role, json.dumps(messages[i - 1]["content"]), json.dumps(message["content"]))
+            assert pair in sent_pairs, f"message {i}: two {role} messages in a row"
+        asked = calls(message)
+        answered: list[str] = []
+        k = i + 1
+        while k < len(messages) and messages[k]["role"] == "tool":
+            answered += [p["toolCallId"] for p in messages[k]["content"]]
+            k += 1
+        if role == "assistant":
+            assert sorted(answered) == sorted(asked), f"message {i}: calls {asked} answered by {answered}"
+        if role == "tool" and (i == 0 or messages[i - 1]["role"] != "tool"):
+            assert i and messages[i - 1]["role"] == "assistant", f"message {i}: results without their calls"

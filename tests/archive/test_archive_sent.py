@@ -71,6 +71,14 @@ SENT: dict[str, bytes] = {
         '    {"id": "g2", "type": "gemini", "content": "found it"},\n'
         '    {"id": "u2", "type": "user", "content": "go on"}\n  ]\n}\n'
     ).encode(),
+    "ai-sdk": (
+        '[{"role": "user", "content": "fix it"},\n'
+        ' {"role": "assistant", "content": [{"type": "tool-call", "toolCallId": "c1",'
+        ' "toolName": "read_file", "input": {"path": "a.py"}}]},\n'
+        ' {"role": "tool", "content": [{"type": "tool-result", "toolCallId": "c1", "toolName": "read_file",'
+        f' "output": {{"type": "text", "value": "{_LONG}"}}}}]}},\n'
+        ' {"role": "assistant", "content": "found it"}, {"role": "user", "content": "go on"}]'
+    ).encode(),
     "bedrock": (
         '{"modelId": "amazon.nova-pro-v1:0", "system": [{"text": "You fix bugs."}],\n'
         ' "messages": [{"role": "user", "content": [{"text": "fix it"}]},\n'

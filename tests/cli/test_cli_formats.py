@@ -67,6 +67,7 @@ def _inputs(tmp_path: Path) -> dict[str, tuple[Path, list[str]]]:
         ),
         "neutral": (_write(tmp_path / "neutral.json", {"messages": neutral}), []),
         "gemini": (_write(tmp_path / "gemini.json", HISTORY_FORMATS["gemini"].write_document(neutral)), []),
+        "ai-sdk": (_write(tmp_path / "ai.json", HISTORY_FORMATS["ai-sdk"].write_messages(neutral)), []),
         "bedrock": (
             _write(
                 tmp_path / "bedrock.json",
@@ -117,6 +118,7 @@ def _paired(document: dict[str, Any]) -> list[dict[str, Any]]:
         "neutral",
         "gemini",
         "bedrock",
+        "ai-sdk",
     ],
 )  # the agents' own files (Claude Code, Codex, ...) are in test_formats_agents
 def test_auto_reads_each_format_and_writes_it_back_paired(

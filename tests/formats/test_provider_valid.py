@@ -288,3 +288,14 @@ def test_gemini_cli_sessions_stay_valid(session: dict[str, Any], plan: dict[str,
         k: v for k, v in sent.items() if k != "messages"
     }
     assert detect_format(written) == "gemini-cli"
+
+
+@SETTINGS
+@given(messages=histories.ai_sdk_messages(), plan=plans)
+def test_ai_sdk_messages_stay_valid(messages: list[dict[str, Any]], plan: dict[str, Any]) -> None:
+    sent = copy.deepcopy(messages)
+    rules.check_ai_sdk(messages, sent)  # the generator's own messages are valid
+    written = write_back("ai-sdk", {"messages": messages}, plan)["messages"]
+    assert messages == sent, "the caller's messages were mutated"
+    rules.check_ai_sdk(written, sent)
+    assert detect_format(written) == "ai-sdk" or not any(m["role"] == "tool" for m in written)

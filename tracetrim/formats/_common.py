@@ -213,6 +213,7 @@ def join_turns(
     positions: Sequence[int | None],
     parts: str,
     role_of: Callable[[Mapping[str, Any]], Any] = lambda entry: entry.get("role"),
+    as_parts: Callable[[Any], list[Any]] = list,
 ) -> list[dict[str, Any]]:
     """``entries`` (provider turns with a ``role``, in order) with same-role neighbours joined where
     something between them was removed.
@@ -222,7 +223,8 @@ def join_turns(
     one tracetrim added): neighbours that stood side by side stay apart, so a history written back
     unchanged is the history read. A joined turn holds both turns' ``parts`` in order and keeps the first
     turn's other fields (the second's fill in only what the first lacks). ``role_of`` reads a turn's
-    role (Gemini's defaults to ``user``). ``entries`` are joined in place.
+    role (Gemini's defaults to ``user``); ``as_parts`` a turn's parts as a list (the AI SDK's may be
+    text). ``entries`` are joined in place.
     """
     out: list[dict[str, Any]] = []
     last: int | None = None
@@ -230,7 +232,7 @@ def join_turns(
         adjacent = position is not None and last is not None and position == last + 1
         if out and role_of(out[-1]) == role_of(entry) and not adjacent:
             joined = out[-1]
-            joined[parts] = [*joined[parts], *entry[parts]]
+            joined[parts] = [*as_parts(joined[parts]), *as_parts(entry[parts])]
             for key, value in entry.items():
                 joined.setdefault(key, value)
         else:

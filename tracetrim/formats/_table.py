@@ -10,6 +10,7 @@ import attrs
 
 from tracetrim._errors import TracetrimError
 from tracetrim._snapshot import Message, SnapshotError
+from tracetrim.formats._ai_sdk import from_ai_sdk, is_ai_sdk_part, to_ai_sdk
 from tracetrim.formats._anthropic import from_anthropic, to_anthropic
 from tracetrim.formats._atif import from_atif, is_atif_step, to_atif
 from tracetrim.formats._bedrock import from_bedrock, is_bedrock_block, to_bedrock
@@ -170,6 +171,13 @@ _TABLE = (
         messages_key="contents",
     ),
     HistoryFormat(
+        "ai-sdk",
+        "Vercel AI SDK messages (ModelMessage / v4 CoreMessage: tool-call parts, tool messages of "
+        "tool-result parts)",
+        _one_arg(from_ai_sdk),
+        to_ai_sdk,
+    ),
+    HistoryFormat(
         "langchain",
         "LangChain messages as JSON (messages_to_dict or dumpd form)",
         _one_arg(from_langchain_json),
@@ -303,6 +311,8 @@ def detect_messages(messages: Sequence[Any]) -> str:
         return "responses"
     if any(is_tau2_message(m) for m in items):
         return "tau2"
+    if any(is_ai_sdk_part(b) for b in _blocks(items)):
+        return "ai-sdk"
     if any(m.get("role") == "tool" or "tool_calls" in m for m in items):
         return "openai"
     blocks = _blocks(items)

@@ -1,0 +1,175 @@
+"""Vercel AI SDK messages (v5 ``ModelMessage`` and v4 ``CoreMessage``): read and written back exactly,
+calls paired by ``toolCallId``, result outputs as text, and bad input named."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+
+from tracetrim._snapshot import SnapshotError
+from tracetrim.formats import HISTORY_FORMATS, detect_format, from_ai_sdk, to_ai_sdk
+
+_LONG = "src/parser.py:1: def parse(tokens):\n" * 120
+
+
+def _v5() -> list[dict[str, Any]]:
+    """What ``generateText`` returns as ``response.messages`` in v5, with a system prompt before it."""
+    return [
+        {"role": "system", "content": "You are a coding agent."},
+        {"role": "user", "content": [{"type": "text", "text": "Fix the parser."}]},
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "reasoning",
+                    "text": "Read first.",
+                    "providerOptions": {"anthropic": {"signature": "c2ln"}},
+                },
+                {"type": "text", "text": "Reading the parser."},
+                {
+                    "type": "tool-call",
+                    "toolCallId": "call_1",
+                    "toolName": "readFile",
+                    "input": {"path": "parser.py"},
+                },
+                {"type": "tool-call", "toolCallId": "call_2", "toolName": "grep", "input": {"q": "parse"}},
+            ],
+        },
+        {
+            "role": "tool",
+            "content": [
+                {
+                    "type": "tool-result",
+                    "toolCallId": "call_1",
+                    "toolName": "readFile",
+                    "output": {"type": "text", "value": _LONG},
+                },
+                {
+                    "type": "tool-result",
+                    "toolCallId": "call_2",
+                    "toolName": "grep",
+                    "output": {"type": "json", "value": {"hits": ["parser.py:3"] * 40}},
+                },
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": [{"type": "tool-call", "toolCallId": "call_3", "toolName": "runTests", "input": {}}],
+        },
+        {
+            "role": "tool",
+            "content": [
+                {
+                    "type": "tool-result",
+                    "toolCallId": "call_3",
+                    "toolName": "runTests",
+                    "output": {"type": "error-text", "value": "1 failed"},
+                }
+            ],
+        },
+        {"role": "assistant", "content": [{"type": "text", "text": "Fixed the off-by-one."}]},
+    ]
+
+
+def _v4() -> list[dict[str, Any]]:
+    return [
+        {"role": "user", "content": "list the repo"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool-call", "toolCallId": "t1", "toolName": "ls", "args": {}}],
+        },
+        {
+            "role": "tool",
+            "content": [{"type": "tool-result", "toolCallId": "t1", "toolName": "ls", "result": _LONG}],
+        },
+        {
+            "role": "assistant",
+            "content": [{"type": "tool-call", "toolCallId": "t2", "toolName": "ls", "args": {"d": 1}}],
+        },
+        {
+            "role": "tool",
+            "content": [
+                {
+                    "type": "tool-result",
+                    "toolCallId": "t2",
+                    "toolName": "ls",
+                    "result": {"n": 3},
+                    "isError": False,
+                }
+            ],
+        },
+        {"role": "assistant", "content": "done"},
+    ]
+
+
+@pytest.mark.parametrize("messages", [_v5(), _v4()], ids=["v5", "v4"])
+def test_messages_are_told_by_shape_and_written_back_exactly(messages: list[dict[str, Any]]) -> None:
+    sent = copy.deepcopy(messages)
+    assert detect_format(messages) == "ai-sdk"
+    assert detect_format({"messages": messages}) == "ai-sdk"
+    written = HISTORY_FORMATS["ai-sdk"].write_messages(from_ai_sdk(messages))
+    assert json.dumps(written) == json.dumps(messages)  # values and key order
+    assert messages == sent
+
+
+def test_results_read_as_text_and_pair_by_call_id() -> None:
+    neutral = from_ai_sdk(_v5())
+    results = {b["id"]: b for m in neutral for b in m["content"] if b["type"] == "tool_result"}
+    assert results["call_1"]["output"] == _LONG and results["call_1"]["state"] == "success"
+    assert json.loads(results["call_2"]["output"]) == {"hits": ["parser.py:3"] * 40}
+    assert results["call_3"]["state"] == "error"
+    assert any(b["type"] == "thinking" for m in neutral for b in m["content"])
+
+
+def test_a_shortened_result_is_written_as_text_output() -> None:
+    for version, messages in (("v5", _v5()), ("v4", _v4())):
+        neutral = from_ai_sdk(messages)
+        block = next(b for m in neutral for b in m["content"] if b["type"] == "tool_result")
+        block["output"] = "src/parser.py:1: def parse(tokens):\n[tracetrim: shortened]"
+        written = to_ai_sdk(neutral)["messages"]
+        part = next(p for m in written if m["role"] == "tool" for p in m["content"])
+        if version == "v5":
+            assert part["output"] == {"type": "text", "value": block["output"]}
+        else:
+            assert part["result"] == block["output"]
+
+
+def test_a_removal_that_brings_two_assistant_turns_together_joins_them() -> None:
+    neutral = from_ai_sdk(_v5())
+    tool = next(
+        m for m in neutral if any(b["type"] == "tool_result" and b["id"] == "call_3" for b in m["content"])
+    )
+    call = next(
+        m for m in neutral if any(b["type"] == "tool_call" and b["id"] == "call_3" for b in m["content"])
+    )
+    call["content"] = [{"type": "text", "text": "[tracetrim: runTests call_3 was removed]"}]
+    written = to_ai_sdk([m for m in neutral if m is not tool])["messages"]
+    assert [m["role"] for m in written] == ["system", "user", "assistant", "tool", "assistant"]
+    assert [p["text"] for p in written[-1]["content"]] == [
+        "[tracetrim: runTests call_3 was removed]",
+        "Fixed the off-by-one.",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("messages", "says"),
+    [
+        ([{"role": "bot", "content": "x"}], r"message 0.*role must be one of"),
+        ([{"role": "user", "content": 3}], r"message 0.*content must be text or a list"),
+        (
+            [{"role": "tool", "content": [{"type": "tool-result", "toolName": "x", "output": {}}]}],
+            r"block 0.*toolCallId",
+        ),
+        (
+            [{"role": "tool", "content": [{"type": "tool-result", "toolCallId": "a", "output": "x"}]}],
+            r"block 0.*output",
+        ),
+        ([{"role": "assistant", "content": [7]}], r"message 0, block 0.*must be an object"),
+    ],
+)
+def test_bad_messages_name_the_place(messages: list[Any], says: str) -> None:
+    with pytest.raises(SnapshotError, match=says):
+        from_ai_sdk(messages)
