@@ -152,12 +152,10 @@ def _result_part(block: Block, extra: Mapping[str, Any], i: int, j: int) -> dict
 
 
 def _write_part(block: Block, i: int, j: int) -> dict[str, Any]:
-    extra = block.get(BLOCK_EXTRAS)
-    extra = extra if isinstance(extra, dict) else {}
+    extra = common.recorded(block, BLOCK_EXTRAS)
     kind = block["type"]
     if common.is_raw(block, FORMAT):
-        value: dict[str, Any] = copy.deepcopy(block["value"])
-        return value
+        return common.raw_value(block)
     if kind in ("text", "thinking"):
         text = block["text" if kind == "text" else "thinking"]
         return {"type": "text" if kind == "text" else "reasoning", "text": text, **copy.deepcopy(extra)}

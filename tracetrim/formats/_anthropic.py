@@ -131,20 +131,7 @@ def from_anthropic(messages: Sequence[Any], *, system: str | Sequence[Any] | Non
                 blocks.append(block)
         else:
             raise SnapshotError("content must be a string or a list of blocks", message=i, field="content")
-        neutral_role = role
-        if role == "user" and any(b["type"] == "tool_result" for b in blocks):
-            neutral_role = "assistant"
-            meta["role"] = "user"
-        extra_fields = common.extras(message, ("role", "content"))
-        if extra_fields:
-            meta["extra"] = copy.deepcopy(extra_fields)
-        out.append(
-            common.attach_meta(
-                {"id": common.message_id("an-", message, seen, i), "role": neutral_role, "content": blocks},
-                FORMAT,
-                meta,
-            )
-        )
+        out.append(common.native_message(FORMAT, "an-", message, blocks, meta, seen, i))
     return common.mark_pending(out)
 
 
@@ -153,8 +140,7 @@ def _part(block: Block, i: int, j: int) -> dict[str, Any]:
     if kind == "text":
         return {"type": "text", "text": block["text"]}
     if common.is_raw(block, FORMAT):
-        value: dict[str, Any] = copy.deepcopy(block["value"])
-        return value
+        return common.raw_value(block)
     if kind == "thinking":
         if "redacted_thinking_data" in block and not block["thinking"]:
             return {"type": "redacted_thinking", "data": block["redacted_thinking_data"]}
@@ -241,21 +227,9 @@ def to_anthropic(messages: Sequence[Any]) -> dict[str, Any]:
                 "Anthropic messages carry system text only before the first message", message=i, field="role"
             )
         meta = common.format_meta(message, FORMAT)
-        pieces: list[tuple[str, list[dict[str, Any]]]] = []
-        for j, block in enumerate(message["content"]):
-            if block["type"] == "tool_call" and message["role"] != "assistant":
-                raise SnapshotError(
-                    "only assistant messages can hold tool calls", message=i, block=j, field="type"
-                )
-            part = _apply_extras(_part(block, i, j), block)
-            if meta.get("role") == "user" or message["role"] == "user" or block["type"] == "tool_result":
-                role = "user"
-            else:
-                role = "assistant"
-            if pieces and pieces[-1][0] == role:
-                pieces[-1][1].append(part)
-            else:
-                pieces.append((role, [part]))
+        pieces = common.user_and_assistant_turns(
+            message, meta, i, lambda block, i, j: [_apply_extras(_part(block, i, j), block)]
+        )
         if not pieces:
             pieces.append((str(meta.get("role", message["role"])), []))
         for k, (role, parts) in enumerate(pieces):

@@ -165,32 +165,14 @@ def from_bedrock(messages: Sequence[Any], *, system: Sequence[Any] | None = None
         )
     for i, message in enumerate(messages):
         message = common.require_dict(message, "a message", message=i)
-        role = common.require_choice(message.get("role"), ("user", "assistant"), message=i, field="role")
+        common.require_choice(message.get("role"), ("user", "assistant"), message=i, field="role")
         content = message.get("content")
         if not isinstance(content, list):
             raise SnapshotError("content must be a list of blocks", message=i, field="content")
         blocks = _blocks_from(content, i, names)
         meta: dict[str, Any] = {common.POSITION: i}
-        neutral_role = role
-        if role == "user" and any(b["type"] == "tool_result" for b in blocks):
-            neutral_role = "assistant"
-            meta["role"] = "user"
-        extra_fields = common.extras(message, ("role", "content"))
-        if extra_fields:
-            meta["extra"] = copy.deepcopy(extra_fields)
-        out.append(
-            common.attach_meta(
-                {"id": common.message_id("bk-", message, seen, i), "role": neutral_role, "content": blocks},
-                FORMAT,
-                meta,
-            )
-        )
+        out.append(common.native_message(FORMAT, "bk-", message, blocks, meta, seen, i))
     return common.mark_pending(out)
-
-
-def _recorded(block: Block) -> dict[str, Any]:
-    value = block.get(BLOCK_EXTRAS)
-    return value if isinstance(value, dict) else {}
 
 
 def _result_content(output: Any, i: int, j: int) -> list[dict[str, Any]]:
@@ -214,8 +196,7 @@ def _result_content(output: Any, i: int, j: int) -> list[dict[str, Any]]:
 def _part(block: Block, i: int, j: int) -> dict[str, Any]:
     kind = block["type"]
     if common.is_raw(block, FORMAT):
-        value: dict[str, Any] = copy.deepcopy(block["value"])
-        return value
+        return common.raw_value(block)
     if kind == "text":
         return {"text": block["text"]}
     if kind == "thinking":
@@ -225,7 +206,7 @@ def _part(block: Block, i: int, j: int) -> dict[str, Any]:
         if "signature" in block:
             text["signature"] = block["signature"]
         return {"reasoningContent": {"reasoningText": text}}
-    fields = copy.deepcopy(_recorded(block).get("fields") or {})
+    fields = copy.deepcopy(common.recorded(block, BLOCK_EXTRAS).get("fields") or {})
     if kind == "tool_call":
         tool_use = {"toolUseId": block["id"], "name": block["name"], "input": common.parse_input(block, i, j)}
         return {"toolUse": {**tool_use, **fields}}
@@ -241,7 +222,7 @@ def _part(block: Block, i: int, j: int) -> dict[str, Any]:
 
 def _parts(block: Block, i: int, j: int) -> list[dict[str, Any]]:
     """The block's Converse block and, right after it, the cache breakpoints that followed it when read."""
-    points = _recorded(block).get("cachePoints") or []
+    points = common.recorded(block, BLOCK_EXTRAS).get("cachePoints") or []
     return [_part(block, i, j), *({"cachePoint": copy.deepcopy(p)} for p in points)]
 
 
@@ -272,21 +253,7 @@ def to_bedrock(messages: Sequence[Any]) -> dict[str, Any]:
                 "Converse carries system text only before the first message", message=i, field="role"
             )
         meta = common.format_meta(message, FORMAT)
-        pieces: list[tuple[str, list[dict[str, Any]]]] = []
-        for j, block in enumerate(message["content"]):
-            if block["type"] == "tool_call" and message["role"] != "assistant":
-                raise SnapshotError(
-                    "only assistant messages can hold tool calls", message=i, block=j, field="type"
-                )
-            parts = _parts(block, i, j)
-            if meta.get("role") == "user" or message["role"] == "user" or block["type"] == "tool_result":
-                role = "user"
-            else:
-                role = "assistant"
-            if pieces and pieces[-1][0] == role:
-                pieces[-1][1].extend(parts)
-            else:
-                pieces.append((role, parts))
+        pieces = common.user_and_assistant_turns(message, meta, i, _parts)
         # Bedrock refuses empty content (and a turn of breakpoints alone caches nothing): such a turn goes
         pieces = [(role, parts) for role, parts in pieces if any("cachePoint" not in p for p in parts)]
         for k, (role, parts) in enumerate(pieces):

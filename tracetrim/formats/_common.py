@@ -245,3 +245,66 @@ def tag(value: Any) -> str | None:
     """``value`` when it is a string, else None: a ``type`` / ``role`` field to look up in a set of names,
     where a hostile file's list or object there must read as no name rather than fail the lookup."""
     return value if isinstance(value, str) else None
+
+
+def recorded(block: Block, key: str) -> dict[str, Any]:
+    """What a converter recorded on ``block`` under ``key`` (its format's block extras), else empty."""
+    value = block.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def raw_value(block: Block) -> dict[str, Any]:
+    """A copy of the native part a raw block carries (`raw_block`)."""
+    value: dict[str, Any] = copy.deepcopy(block["value"])
+    return value
+
+
+def native_message(
+    fmt: str,
+    prefix: str,
+    message: dict[str, Any],
+    blocks: list[Block],
+    meta: dict[str, Any],
+    seen: dict[str, int],
+    i: int,
+) -> Message:
+    """The neutral message for a native ``message`` (``role`` and ``content``) read as ``blocks``.
+
+    A user turn holding tool results becomes an assistant message (AgentScope keeps results on the
+    assistant side), its role kept in ``meta``; the message's other fields go in ``meta["extra"]``.
+    """
+    role = message["role"]
+    if role == "user" and any(b["type"] == "tool_result" for b in blocks):
+        role = "assistant"
+        meta["role"] = "user"
+    extra = extras(message, ("role", "content"))
+    if extra:
+        meta["extra"] = copy.deepcopy(extra)
+    neutral = {"id": message_id(prefix, message, seen, i), "role": role, "content": blocks}
+    return attach_meta(neutral, fmt, meta)
+
+
+def user_and_assistant_turns(
+    message: Message,
+    meta: Mapping[str, Any],
+    i: int,
+    parts_of: Callable[[Block, int, int], list[dict[str, Any]]],
+) -> list[tuple[str, list[dict[str, Any]]]]:
+    """A neutral message as the turns of a provider that answers calls in a user turn (Anthropic,
+    Bedrock Converse): each block's native parts (``parts_of``) in order, tool results and whatever a
+    user turn sent in a ``user`` turn, the rest in an ``assistant`` turn; a tool call outside an assistant
+    message is a `SnapshotError`."""
+    turns: list[tuple[str, list[dict[str, Any]]]] = []
+    for j, block in enumerate(message["content"]):
+        if block["type"] == "tool_call" and message["role"] != "assistant":
+            raise SnapshotError(
+                "only assistant messages can hold tool calls", message=i, block=j, field="type"
+            )
+        user = meta.get("role") == "user" or message["role"] == "user" or block["type"] == "tool_result"
+        role = "user" if user else "assistant"
+        parts = parts_of(block, i, j)
+        if turns and turns[-1][0] == role:
+            turns[-1][1].extend(parts)
+        else:
+            turns.append((role, list(parts)))
+    return turns

@@ -264,12 +264,10 @@ def _response(block: Block, extra: Mapping[str, Any], i: int, j: int) -> dict[st
 
 
 def _part(block: Block, i: int, j: int) -> dict[str, Any]:
-    extra = block.get(BLOCK_EXTRAS)
-    extra = extra if isinstance(extra, dict) else {}
+    extra = common.recorded(block, BLOCK_EXTRAS)
     kind = block["type"]
     if common.is_raw(block, FORMAT):
-        value: dict[str, Any] = copy.deepcopy(block["value"])
-        return value
+        return common.raw_value(block)
     if kind in ("text", "thinking"):
         part: dict[str, Any] = {"text": block["text" if kind == "text" else "thinking"]}
         if kind == "thinking":

@@ -149,7 +149,7 @@ def from_gemini_cli(records: Sequence[Any]) -> list[Message]:
 def _result(block: Block, i: int, j: int) -> Any:
     """A result block as the record's ``result`` parts: as sent when its text is unchanged, else the sent
     ``functionResponse`` holding the new text."""
-    sent = (block.get(BLOCK_EXTRAS) or {}).get("result")
+    sent = common.recorded(block, BLOCK_EXTRAS).get("result")
     output = block["output"]
     if not isinstance(output, str):
         if len(output) == 1 and common.is_raw(output[0], FORMAT):
@@ -171,7 +171,7 @@ def _tool_calls(blocks: Sequence[Block], i: int) -> list[dict[str, Any]]:
     for j, block in enumerate(blocks):
         if block["type"] != "tool_call":
             continue
-        record = (block.get(BLOCK_EXTRAS) or {}).get("record")
+        record = common.recorded(block, BLOCK_EXTRAS).get("record")
         entry: dict[str, Any] = (
             copy.deepcopy(record) if isinstance(record, dict) else {"id": block["id"], "name": block["name"]}
         )

@@ -142,8 +142,7 @@ def _block_to_part(
 ) -> dict[str, Any]:
     btype = block["type"]
     if common.is_raw(block, FORMAT):
-        value: dict[str, Any] = copy.deepcopy(block["value"])
-        return value
+        return common.raw_value(block)
     extra = copy.deepcopy(recorded or {})
     if btype in ("text", "thinking"):
         if btype == "thinking":
