@@ -418,3 +418,13 @@ def check_ai_sdk(messages: Sequence[Mapping[str, Any]], sent: Sequence[Mapping[s
             assert sorted(answered) == sorted(asked), f"message {i}: calls {asked} answered by {answered}"
         if role == "tool" and (i == 0 or messages[i - 1]["role"] != "tool"):
             assert i and messages[i - 1]["role"] == "assistant", f"message {i}: results without their calls"
+
+
+def check_langchain_for_gemini(messages: Sequence[Any]) -> None:
+    """LangChain messages as langchain-google-genai sends them to Gemini (its own ``_parse_chat_history``
+    makes the ``contents``), checked by Gemini's rules (`check_gemini`)."""
+    from langchain_google_genai.chat_models import _parse_chat_history
+
+    _, contents = _parse_chat_history(list(messages))
+    body = {"contents": [c.model_dump(mode="json", exclude_none=True, by_alias=True) for c in contents]}
+    check_gemini(body, body)

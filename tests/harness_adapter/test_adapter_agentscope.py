@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import json
 import os
 from typing import Any
@@ -58,10 +59,12 @@ class ScriptedChatModel(ChatModelBase):
         self.formatter = OpenAIChatFormatter()
         self.steps = steps
         self.requests: list[list[dict[str, Any]]] = []
+        self.histories: list[list[Msg]] = []
 
     async def _call_api(
         self, model_name: str, messages: list[Msg], tools: Any = None, tool_choice: Any = None, **kwargs: Any
     ) -> ChatResponse:
+        self.histories.append(list(messages))
         self.requests.append(await self.formatter.format(messages))
         return ChatResponse(content=self.steps.pop(0), is_last=True)
 
@@ -335,3 +338,24 @@ async def test_one_compaction_encodes_the_history_once(tmp_path: Any) -> None:
         result = await middleware.compact_agent(agent)
     assert result.archive_ref and agent.state.context != before
     assert count.histories <= OWNED_HISTORIES  # its own conversion: encoded once
+
+
+async def test_requests_after_a_drop_format_to_gemini_contents_gemini_takes(tmp_path: Any) -> None:
+    """Each history the model received, formatted by AgentScope's own ``GeminiChatFormatter``: no two
+    model turns in a row (a dropped call's turn is joined to the next model turn, never left beside it),
+    and every turn of calls answered by as many responses in the next. (The formatter itself sends the
+    system prompt and the user's turns as user turns side by side, drop or not.)"""
+    from agentscope.formatter import GeminiChatFormatter
+
+    records: list[tt.Record] = []
+    agent, model, _, _ = await _agent(tt.Mode.ENFORCE, tmp_path, records)
+    await _run(agent)
+    assert "c2" not in _call_ids(model.requests[-1])  # the drop happened
+    for history in model.histories:
+        contents = await GeminiChatFormatter().format(history)
+        roles = [c["role"] for c in contents]
+        assert ("model", "model") not in set(itertools.pairwise(roles)), roles
+        for turn, following in itertools.pairwise(contents):
+            calls = [p for p in turn["parts"] if "function_call" in p]
+            answers = [p for p in following["parts"] if "function_response" in p]
+            assert not calls or len(answers) == len(calls), (turn, following)

@@ -297,3 +297,23 @@ async def test_one_compaction_encodes_the_history_once_plus_its_ids() -> None:
     # encoded once (its own conversion), plus one pass over pydantic-ai's messages, which carry no ids:
     # each neutral id is a digest of the message's content
     assert count.histories <= OWNED_HISTORIES + 1.0
+
+
+async def test_requests_after_a_drop_map_to_gemini_contents_gemini_takes() -> None:
+    """Each history the model received, mapped by pydantic-ai's own Google model (no request is sent),
+    keeps Gemini's rules: a dropped call's turn is joined to the next model turn, never left beside it."""
+    from pydantic_ai.models import ModelRequestParameters
+    from pydantic_ai.models.google import GoogleModel
+    from pydantic_ai.providers.google import GoogleProvider
+
+    from tests import _provider_rules as rules
+
+    records: list[tt.Record] = []
+    agent, scripted, _, _ = _agent(tt.Mode.ENFORCE, records)
+    await agent.run("check a.txt, the boot logs, then b.txt")
+    assert "c2" not in _calls(scripted.requests[-1])  # the drop happened
+    gemini = GoogleModel("gemini-2.5-flash", provider=GoogleProvider(api_key="not-used"))
+    for request in scripted.requests:
+        _, contents = await gemini._map_messages(request, ModelRequestParameters())
+        body = {"contents": [dict(content) for content in contents]}
+        rules.check_gemini(body, body)

@@ -1,7 +1,7 @@
 """The real LangChain path: ``create_agent`` with `TracetrimAgentMiddleware` (LangGraph's ``add_messages``
 applies its replacements), a scripted chat model answering in ChatAnthropic's shape, and every request
-the model then received formatted by langchain-anthropic and langchain-openai and checked by the
-providers' rules."""
+the model then received formatted by langchain-anthropic, langchain-openai and langchain-google-genai
+and checked by the providers' rules."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def _script() -> Iterator[Any]:
 
 
 @pytest.mark.parametrize("tombstones", [False, True])
-def test_requests_after_a_drop_are_valid_for_anthropic_and_openai(tombstones: bool) -> None:
+def test_requests_after_a_drop_are_valid_for_anthropic_openai_and_gemini(tombstones: bool) -> None:
     from langchain.agents import create_agent
     from langchain_core.messages import HumanMessage
     from langgraph.checkpoint.memory import InMemorySaver
@@ -82,6 +82,7 @@ def test_requests_after_a_drop_are_valid_for_anthropic_and_openai(tombstones: bo
     for request in model.requests:
         rules.check_langchain_for_anthropic(request)
         rules.check_langchain_for_openai(request)
+        rules.check_langchain_for_gemini(request)
         ids = {c["id"] for m in request for c in getattr(m, "tool_calls", [])}
         dropped = dropped or ("toolu_1" in ids and "toolu_2" not in ids)
     assert dropped, "no request was sent after toolu_2 was dropped"

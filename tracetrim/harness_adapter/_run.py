@@ -17,6 +17,7 @@ from tracetrim.formats._common import ValidatedHistory
 from tracetrim.harness_adapter._markers import restore_markers
 from tracetrim.harness_adapter._pairing import pairing_problem
 from tracetrim.harness_adapter._strategy import CompactionStrategy
+from tracetrim.harness_adapter._turns import join_bared_turns
 
 
 @attrs.frozen
@@ -86,6 +87,7 @@ async def compact_history(
     protected_call_ids: Iterable[str] = (),
     trigger_tokens: int | None = None,
     private: bool = False,
+    join_turns: bool = True,
 ) -> AdapterResult:
     """Plan ``messages`` with ``strategy`` and return a history that is safe to adopt, or None.
 
@@ -93,7 +95,9 @@ async def compact_history(
     The result never separates a call from its result and never invents or reorders message ids.
     ``private`` says that ``messages`` is the caller's own copy (an adapter's conversion of its
     framework's history), which nothing else changes while it is planned: it is then encoded once,
-    not once more at the end to check for such a change.
+    not once more at the end to check for such a change. ``join_turns`` joins an assistant turn a
+    drop left without its calls to the assistant turn after it (`join_bared_turns`), for frameworks
+    whose histories go to Gemini as turns.
     """
     _check_strategy(strategy)
     history: Sequence[Message] = restore_markers(messages)
@@ -121,11 +125,12 @@ async def compact_history(
     result = await _ask(strategy, request)
     if result.messages is None or not _changed(result):
         return attrs.evolve(result, messages=None)
-    problem = pairing_problem(history, result.messages)
+    adopted = join_bared_turns(history, result.messages) if join_turns else result.messages
+    problem = pairing_problem(history, adopted)
     if problem is not None:
         _log.warning("tracetrim.adapter_rejected", problem=problem)
         return attrs.evolve(result, messages=None)
-    return result
+    return attrs.evolve(result, messages=adopted)
 
 
 class CompactingAdapter:
@@ -163,9 +168,10 @@ class CompactingAdapter:
         protected_message_ids: Iterable[str] = (),
         protected_call_ids: Iterable[str] = (),
         private: bool = False,
+        join_turns: bool = True,
     ) -> AdapterResult:
         """`compact_history` with this adapter's settings (``private``: ``messages`` is the adapter's own
-        conversion); the result is kept in ``last_result``."""
+        conversion; ``join_turns``: see there); the result is kept in ``last_result``."""
         self.last_result = await compact_history(
             self.strategy,
             messages,
@@ -176,5 +182,6 @@ class CompactingAdapter:
             protected_call_ids=protected_call_ids,
             trigger_tokens=self.trigger_tokens,
             private=private,
+            join_turns=join_turns,
         )
         return self.last_result

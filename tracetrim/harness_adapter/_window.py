@@ -194,11 +194,12 @@ class WindowedAdapter(CompactingAdapter):
         context_window: object = None,
         private: bool = False,
         read_only: Collection[str] = (),
+        join_turns: bool = True,
     ) -> AdapterResult:
         """`compact_history` with this adapter's settings and the budget for ``context_window`` (what
         the framework reports for the model; ``private``: ``messages`` is the adapter's own conversion;
-        ``read_only``: the tools the framework declares read-only, opted in under ``eligible_read_only``);
-        the result is kept in ``last_result``."""
+        ``read_only``: the tools the framework declares read-only, opted in under ``eligible_read_only``;
+        ``join_turns``: see `compact_history`); the result is kept in ``last_result``."""
         self.budget = self.budget_for(context_window)
         strategy = budgeted(self.strategy, self.budget)
         self.read_only = frozenset(read_only) if self.eligible_read_only else frozenset()
@@ -212,5 +213,6 @@ class WindowedAdapter(CompactingAdapter):
             protected_call_ids=protected_call_ids,
             trigger_tokens=self.budget.trigger_tokens,
             private=private,
+            join_turns=join_turns,
         )
         return self.last_result

@@ -56,6 +56,7 @@ async def _compact_items(
         context_window=window,
         private=True,
         read_only=read_only,
+        join_turns=False,  # Responses items are not turns: assistant items side by side are what it sends
     )
     if result.messages is None:
         return None
