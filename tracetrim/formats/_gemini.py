@@ -96,6 +96,24 @@ def _note_order(
         extra["order"] = ["d", [[k, ["d", [[n, None] for n in inner]] if k == key else None] for k in part]]
 
 
+def _notes(
+    part: dict[str, Any], key: str, inner: dict[str, Any], mapped: Sequence[str], invented: bool
+) -> dict[str, Any]:
+    """What writing back a call or response part takes: its spelling, the part's and the inner object's
+    other fields, whether its id was invented or its ``args`` / ``response`` absent, its key order."""
+    extra: dict[str, Any] = {
+        "key": key,
+        "part": copy.deepcopy(common.extras(part, (key,))),
+        "call": copy.deepcopy(common.extras(inner, mapped)),
+    }
+    if invented:
+        extra["no_id"] = True
+    if mapped[1] not in inner:
+        extra[f"no_{mapped[1]}"] = True
+    _note_order(extra, part, inner, mapped)
+    return extra
+
+
 def _block_from(part: Any, i: int, j: int, calls: _Calls) -> Block:
     part = common.require_dict(part, "a part", message=i, block=j)
     call_key, response_key = _key(part, _CALL), _key(part, _RESPONSE)
@@ -115,16 +133,7 @@ def _block_from(part: Any, i: int, j: int, calls: _Calls) -> Block:
         args = call.get("args", {})
         args = common.require_dict(args, "a call's args", message=i, block=j, field="args")
         call_id, invented = calls.call(call, name, args)
-        extra = {
-            "key": call_key,
-            "part": copy.deepcopy(common.extras(part, (call_key,))),
-            "call": copy.deepcopy(common.extras(call, ("name", "args", "id"))),
-        }
-        if invented:
-            extra["no_id"] = True
-        if "args" not in call:
-            extra["no_args"] = True
-        _note_order(extra, part, call, ("name", "args", "id"))
+        extra = _notes(part, call_key, call, ("name", "args", "id"), invented)
         return {
             "type": "tool_call",
             "id": call_id,
@@ -140,17 +149,7 @@ def _block_from(part: Any, i: int, j: int, calls: _Calls) -> Block:
         name = common.require_str(answer.get("name"), "a response's name", message=i, block=j, field="name")
         output, rebuild, state = _response_output(answer.get("response", {}), i, j)
         call_id, invented = calls.answer(answer, name)
-        extra = {
-            "key": response_key,
-            "part": copy.deepcopy(common.extras(part, (response_key,))),
-            "call": copy.deepcopy(common.extras(answer, ("name", "response", "id"))),
-            **rebuild,
-        }
-        if invented:
-            extra["no_id"] = True
-        if "response" not in answer:
-            extra["no_response"] = True
-        _note_order(extra, part, answer, ("name", "response", "id"))
+        extra = {**_notes(part, response_key, answer, ("name", "response", "id"), invented), **rebuild}
         return {
             "type": "tool_result",
             "id": call_id,
