@@ -64,6 +64,8 @@ class _Calls:
         self.seen: dict[str, int] = {}
 
     def call(self, part: Mapping[str, Any], name: str, args: Any) -> tuple[str, bool]:
+        """The id of a ``functionCall`` (its own, or one invented from its content) and whether it was
+        invented; the call waits for its response."""
         given = part.get("id")
         call_id = given if isinstance(given, str) and given else None
         invented = call_id is None
@@ -74,6 +76,8 @@ class _Calls:
         return call_id, invented
 
     def answer(self, part: Mapping[str, Any], name: str) -> tuple[str, bool]:
+        """The id of the call a ``functionResponse`` answers (by id, else the earliest open call of its
+        name; an orphan gets an id of its own) and whether it was invented."""
         given = part.get("id")
         if isinstance(given, str) and given:
             self.open = [c for c in self.open if c[0] != given]

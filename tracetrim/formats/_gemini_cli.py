@@ -244,6 +244,7 @@ def _joined(first: Any, then: Any) -> Any:
         return "\n\n".join(t for t in (first, then) if t)
 
     def parts(content: Any) -> list[Any]:
+        """A record's content as parts."""
         return ([{"text": content}] if content else []) if isinstance(content, str) else list(content or [])
 
     return [*parts(first), *parts(then)]
