@@ -4,6 +4,7 @@ with every mix of actions, tombstones on and off, written back and checked by th
 from __future__ import annotations
 
 import copy
+import itertools
 from typing import Any
 
 import pytest
@@ -52,6 +53,13 @@ def test_anthropic_requests_stay_valid(body: dict[str, Any], plan: dict[str, Any
 def test_openai_chat_histories_stay_valid(messages: list[dict[str, Any]], plan: dict[str, Any]) -> None:
     written = write_back("openai", {"messages": messages}, plan)["messages"]
     rules.check_openai_chat(written)
+    # chat templates of OpenAI-compatible servers want user and assistant turns to alternate: a turn a
+    # drop left ending in its tombstone joins the assistant turn after it
+    for a, b in itertools.pairwise(written):
+        content = a.get("content")
+        last = content[-1].get("text", "") if isinstance(content, list) and content else str(content)
+        bared = "tool_calls" not in a and last.split("\n\n")[-1].startswith("[tracetrim: dropped")
+        assert not (bared and a["role"] == b["role"] == "assistant"), "a dropped call's turn beside the next"
     assert detect_format(written) == "openai"
 
 

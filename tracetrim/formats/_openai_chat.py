@@ -6,6 +6,7 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
+from tracetrim._marker import is_tombstone
 from tracetrim._snapshot import Block, Message, SnapshotError
 from tracetrim.formats import _common as common
 
@@ -263,8 +264,51 @@ def to_openai_chat(messages: Sequence[Any]) -> list[dict[str, Any]]:
     A neutral message holding calls and results becomes an assistant message with ``tool_calls`` followed by
     one ``tool`` message per result, in block order; text or calls after a result start a new assistant
     message. OpenAI chat has no message ids, no thinking and no error flag on results: those are dropped.
+
+    An assistant turn a drop left with only its text and tombstone joins the assistant message after it
+    (tombstone first): OpenAI takes two assistant messages in a row, but the chat templates of many
+    OpenAI-compatible servers ("Conversation roles must alternate user/assistant/...") and Gemini's
+    mapping refuse them.
     """
     out: list[dict[str, Any]] = []
+    bared: set[int] = set()
     for i, message in enumerate(common.neutral_input(messages)):
-        out.extend(_convert(message, i))
-    return out
+        converted = _convert(message, i)
+        if _is_bared(message) and len(converted) == 1:
+            bared.add(id(converted[0]))
+        out.extend(converted)
+    return _join_bared(out, bared) if bared else out
+
+
+def _is_bared(message: Message) -> bool:
+    """Whether a drop left ``message`` an assistant turn of text and a tombstone, with no calls."""
+    blocks = message["content"]
+    return (
+        message["role"] == "assistant"
+        and not any(b["type"] in ("tool_call", "tool_result") for b in blocks)
+        and any(is_tombstone(b) for b in blocks)
+    )
+
+
+def _parts(content: Any) -> list[Any]:
+    if content is None or content == "":
+        return []
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+
+
+def _join_bared(out: list[dict[str, Any]], bared: set[int]) -> list[dict[str, Any]]:
+    joined: list[dict[str, Any]] = []
+    for message in out:
+        previous = joined[-1] if joined else None
+        if previous is not None and id(previous) in bared and message["role"] == "assistant":
+            first, then = previous.get("content"), message.get("content")
+            if all(isinstance(c, str) or c is None for c in (first, then)):
+                content: Any = "\n\n".join(c for c in (first, then) if c)
+            else:
+                content = [*_parts(first), *_parts(then)]
+            joined[-1] = {**message, "content": content}
+            if id(message) in bared:  # a run of bared turns joins into the first turn after it
+                bared.add(id(joined[-1]))
+            continue
+        joined.append(message)
+    return joined
