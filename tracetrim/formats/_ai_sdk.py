@@ -195,6 +195,5 @@ def to_ai_sdk(messages: Sequence[Any]) -> dict[str, Any]:
             content = "\n\n".join(p["text"] for p in parts)
         entry = {"role": role, "content": content, **copy.deepcopy(meta.get("extra", {}))}
         entries.append(entry)
-        position = meta.get(common.POSITION)
-        positions.append(position if isinstance(position, int) else None)
+        positions.append(common.position_of(meta))
     return {"messages": common.join_turns(entries, positions, "content", as_parts=_as_parts)}

@@ -263,7 +263,7 @@ def to_bedrock(messages: Sequence[Any]) -> dict[str, Any]:
             if "cachePoint" in parts[0]:
                 leading.add(id(parts[0]))
             entries.append(entry)
-            positions.append(meta.get(common.POSITION) if k == 0 else None)
+            positions.append(common.position_of(meta) if k == 0 else None)
     joined = common.join_turns(entries, positions, "content")
     for entry in joined:
         # a breakpoint sent first in its turn followed nothing: joined after another turn it would move

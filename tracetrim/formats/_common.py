@@ -208,6 +208,12 @@ POSITION = "at"
 whose provider refuses two turns of one role in a row (`join_turns`)."""
 
 
+def position_of(meta: Mapping[str, Any]) -> int | None:
+    """Where a message stood when read (its format metadata's `POSITION`), None when unknown."""
+    position = meta.get(POSITION)
+    return position if isinstance(position, int) else None
+
+
 def join_turns(
     entries: list[dict[str, Any]],
     positions: Sequence[int | None],

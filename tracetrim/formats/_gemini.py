@@ -241,14 +241,14 @@ def from_gemini(contents: Sequence[Any], fields: Mapping[str, Any] | None = None
     return common.mark_pending(out)
 
 
-def _call_part(block: Block, extra: Mapping[str, Any], i: int, j: int) -> dict[str, Any]:
-    call: dict[str, Any] = {"name": block["name"]}
-    if not extra.get("no_args"):
-        call["args"] = common.parse_input(block, i, j)
+def _function_part(block: Block, extra: Mapping[str, Any], key: str, body: dict[str, Any]) -> dict[str, Any]:
+    """A ``functionCall`` / ``functionResponse`` part from its ``body`` (``args`` or ``response``): the
+    name, the id unless it was invented, the fields and spelling it came with, in its key order."""
+    inner: dict[str, Any] = {"name": block["name"], **body}
     if not extra.get("no_id"):
-        call["id"] = block["id"]
-    call.update(copy.deepcopy(extra.get("call", {})))
-    part = {str(extra.get("key", _CALL[0])): call, **copy.deepcopy(extra.get("part", {}))}
+        inner["id"] = block["id"]
+    inner.update(copy.deepcopy(extra.get("call", {})))
+    part = {str(extra.get("key", key)): inner, **copy.deepcopy(extra.get("part", {}))}
     ordered: dict[str, Any] = reorder(part, extra.get("order"))
     return ordered
 
@@ -278,17 +278,12 @@ def _part(block: Block, i: int, j: int) -> dict[str, Any]:
         part.update(copy.deepcopy(extra))
         return part
     if kind == "tool_call":
-        return _call_part(block, extra, i, j)
+        args = {} if extra.get("no_args") else {"args": common.parse_input(block, i, j)}
+        return _function_part(block, extra, _CALL[0], args)
     if kind == "tool_result":
-        answer: dict[str, Any] = {"name": block["name"]}
-        if not (extra.get("no_response") and block["output"] == ""):
-            answer["response"] = _response(block, extra, i, j)
-        if not extra.get("no_id"):
-            answer["id"] = block["id"]
-        answer.update(copy.deepcopy(extra.get("call", {})))
-        part = {str(extra.get("key", _RESPONSE[0])): answer, **copy.deepcopy(extra.get("part", {}))}
-        ordered: dict[str, Any] = reorder(part, extra.get("order"))
-        return ordered
+        absent = extra.get("no_response") and block["output"] == ""
+        response = {} if absent else {"response": _response(block, extra, i, j)}
+        return _function_part(block, extra, _RESPONSE[0], response)
     raise common.unsupported("Gemini contents", block, i, j)
 
 
@@ -320,8 +315,8 @@ def to_gemini(messages: Sequence[Any]) -> dict[str, Any]:
     [Content, ...]}`` (``systemInstruction`` only when the history starts with system messages).
 
     Each message becomes one turn (its role as read; ``model`` for assistant text, ``user`` for results and
-    user text). A turn left empty is not written, turns of one role that a removal brought together are
-    joined (Gemini refuses two in a row), and a turn's first call keeps the signature the turn had.
+    user text). Turns of one role that a removal brought together are joined (Gemini refuses two in a
+    row), and a turn's first call keeps the signature the turn had.
     """
     neutral = common.neutral_input(messages)
     start = 0
@@ -345,8 +340,7 @@ def to_gemini(messages: Sequence[Any]) -> dict[str, Any]:
         entry["parts"] = parts
         entry.update(copy.deepcopy(meta.get("extra", {})))
         entries.append(entry)
-        position = meta.get(common.POSITION)
-        positions.append(position if isinstance(position, int) else None)
+        positions.append(common.position_of(meta))
     joined = common.join_turns(entries, positions, "parts", role_of=_role_of)
     return {**_system_field(neutral[:start]), "messages": joined}
 
