@@ -98,12 +98,11 @@ def fixture_histories() -> Iterator[tuple[str, list[dict[str, Any]], frozenset[s
         if not path.is_file() or path.suffix not in {".json", ".jsonl", ".traj"} or path == FIXTURE_RECORD:
             continue
         try:
-            found = from_file(path)
-        except Exception:  # a format the trajectory reader does not take: not a fixture here
+            found = from_file(path, name=path.relative_to(FIXTURES).as_posix())
+        except ValueError:  # not a history (a README)
             continue
         for trajectory in found:
-            name = f"{path.relative_to(FIXTURES)}:{trajectory.name}"
-            yield name, trajectory.messages, trajectory.tools()
+            yield trajectory.name, trajectory.messages, trajectory.tools()
     sys.path.insert(0, str(HERE))
     from bench_plan import TOOLS, synthetic_history
 

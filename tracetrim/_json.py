@@ -7,6 +7,7 @@ import json
 import math
 import re
 import secrets
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
@@ -64,10 +65,27 @@ def spaced_json(value: Any) -> str:
     return _SPACED.encode(value)
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escape_lone_surrogates(text: str) -> str:
+    """``text`` (JSON) with each lone surrogate written as its ``\\uXXXX`` escape.
+
+    A JSON string may hold one (a JavaScript agent that cut a string between the halves of a pair
+    writes it), UTF-8 cannot: unescaped, the text could not be written out. A surrogate can only stand
+    inside a string, where its escape decodes to the same value.
+    """
+    if text.isascii() or _LONE_SURROGATE.search(text) is None:
+        return text
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def pretty_json(value: Any, *, sort_keys: bool = False, indent: int = 2) -> str:
-    """``value`` as the JSON a person reads: two-space indent, non-ASCII kept, a final newline (what
-    ``json.dump(..., indent=2)`` writers such as mini-swe-agent produce); NaN and infinities refused."""
-    return json.dumps(value, ensure_ascii=False, indent=indent, allow_nan=False, sort_keys=sort_keys) + "\n"
+    """``value`` as the JSON a person reads: two-space indent, non-ASCII kept (lone surrogates
+    escaped, so the text is always UTF-8), a final newline (what ``json.dump(..., indent=2)`` writers
+    such as mini-swe-agent produce); NaN and infinities refused."""
+    text = json.dumps(value, ensure_ascii=False, indent=indent, allow_nan=False, sort_keys=sort_keys)
+    return _escape_lone_surrogates(text) + "\n"
 
 
 def laid_out_json(value: Any, *, indent: str | None, separators: tuple[str, str], ensure_ascii: bool) -> str:
@@ -412,5 +430,16 @@ _STRICT = json.JSONDecoder(parse_constant=reject_constant, parse_float=_finite_f
 def strict_loads(text: str | bytes) -> Any:
     """``text`` (UTF-8 when bytes) decoded as JSON proper: a non-finite number, spelled out (``NaN``)
     or too large for a float (``1e999``), is a `FieldValueError`; bytes that are not UTF-8, or
-    text that is not JSON, a `ValueError`."""
-    return _STRICT.decode(text.decode("utf-8") if isinstance(text, (bytes, bytearray)) else text)
+    text that is not JSON, a `ValueError`; arrays and objects nested deeper than the decoder can
+    follow (about a thousand levels, fewer on a deep stack), or an integer longer than Python
+    converts, a `FieldValueError` too."""
+    try:
+        return _STRICT.decode(text.decode("utf-8") if isinstance(text, (bytes, bytearray)) else text)
+    except RecursionError:
+        # The decoder recurses in C: its limit is the interpreter's, reached before any other check.
+        raise FieldValueError("JSON nested too deeply to read (over a thousand levels)") from None
+    except (FieldValueError, json.JSONDecodeError):
+        raise
+    except ValueError:  # the only other one: Python's guard against huge integers
+        limit = sys.get_int_max_str_digits()
+        raise FieldValueError(f"a number in the JSON is too long to read (over {limit:,} digits)") from None

@@ -262,7 +262,7 @@ def test_fit_with_too_few_runs_for_folds_still_fits(tmp_path: Path) -> None:
         (("--records", "audit.jsonl"), "--records needs --archive"),
         (("--records", "missing.jsonl", "--archive", "."), "missing.jsonl: no such file"),
         (("--records", "audit.jsonl", "--archive", "nowhere"), "archive folder 'nowhere' does not exist"),
-        (("empty",), "empty: no *.json or *.traj files in this folder"),
+        (("empty",), "empty: no *.json, *.jsonl or *.traj files in this folder"),
         (("absent.json",), "absent.json: no such file or folder"),
     ],
 )

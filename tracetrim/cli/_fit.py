@@ -11,6 +11,7 @@ from tracetrim.cli._archive_args import ARCHIVE_HELP
 from tracetrim.cli._arg_types import finite_float, unit_fraction
 from tracetrim.cli._errors import CliError
 from tracetrim.cli._formats import FORMAT_CHOICES
+from tracetrim.cli._runs import read_runs, tool_names
 
 
 def register(commands: Any) -> None:
@@ -54,7 +55,8 @@ def register(commands: Any) -> None:
         "--eligible-tools",
         default=None,
         metavar="A,B",
-        help="tools the host opts in (default: every tool the trajectories call)",
+        help="tools the host opts in (default: the file's, the format's, or every tool a run calls; "
+        "*: every tool a run calls)",
     )
     parser.add_argument("--folds", type=int, default=4, help="held-out folds, each run in one (default: 4)")
     parser.add_argument(
@@ -104,16 +106,12 @@ def run(args: argparse.Namespace) -> int:
         with_reference,
     )
 
-    tools = (
-        frozenset(t.strip() for t in args.eligible_tools.split(",") if t.strip())
-        if args.eligible_tools
-        else None
-    )
+    tools = tool_names(args.eligible_tools)
     if not args.files and not args.records:
         raise CliError("fit needs trajectory files or --records (with --archive)")
     if args.records and not args.archive:
         raise CliError("--records needs --archive: the records name snapshots, the archive holds them")
-    trajectories = _read_trajectories(args.files, args.format, tools)
+    trajectories = read_runs(args.files, args.format, args.eligible_tools)
     if args.records:
         trajectories.extend(_recorded_runs(args.records, args.archive, tools))
     selected = cuts(trajectories)
@@ -205,23 +203,6 @@ def _verdict(fitted: Any, shipped: Any) -> str:
     return "each is ahead on one axis: choose by what matters more to you (findable, or removed)"
 
 
-def _read_trajectories(names: list[str], fmt: str, tools: frozenset[str] | None) -> list[Any]:
-    """The trajectories of the named files and folders; a file a folder holds that is no trajectory
-    is skipped and said, a named one is an error."""
-    from tracetrim.learn import from_file
-
-    trajectories = []
-    for path, found in _trajectory_files(names):
-        try:
-            trajectories.extend(from_file(path, fmt=fmt, eligible_tools=tools))
-        except (ValueError, KeyError, TypeError) as exc:
-            if not found:
-                raise CliError(f"{path}: {exc}") from None
-            # A folder may hold other JSON too (a run index, a results table): said, not fatal.
-            print(f"tracetrim: skipped {path}: {exc}", file=sys.stderr)
-    return trajectories
-
-
 TARGET_SHIFTS = tuple(round(0.3 * n, 1) for n in range(-3, 5))
 """The level shifts ``--target-findable`` chooses among: -0.9 to +1.2."""
 
@@ -310,28 +291,6 @@ def _chosen(target: float, points: dict[float, Any]) -> tuple[float, Any]:
     meeting = [s for s, p in points.items() if p.recall >= target]
     shift = max(meeting, key=lambda s: (points[s].removed, -s)) if meeting else min(points)
     return shift, points[shift]
-
-
-TRAJECTORY_SUFFIXES = (".json", ".traj")
-"""What a folder given to ``fit`` is searched for (mini-swe-agent ``.traj.json``, SWE-agent ``.traj``)."""
-
-
-def _trajectory_files(names: list[str]) -> list[tuple[Path, bool]]:
-    """Each named file, and every trajectory file below each named folder (sorted), each with whether
-    it was found in a folder rather than named."""
-    paths: list[tuple[Path, bool]] = []
-    for name in names:
-        path = Path(name)
-        if path.is_dir():
-            found = sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(TRAJECTORY_SUFFIXES))
-            if not found:
-                raise CliError(f"{name}: no *.json or *.traj files in this folder")
-            paths.extend((p, True) for p in found)
-        elif path.is_file():
-            paths.append((path, False))
-        else:
-            raise CliError(f"{name}: no such file or folder")
-    return paths
 
 
 def _recorded_runs(record_files: list[str], url: str, tools: frozenset[str] | None) -> list[Any]:

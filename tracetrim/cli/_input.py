@@ -165,18 +165,24 @@ def read_histories(
 
 
 def announce_formats(histories: Sequence[HistoryFile]) -> None:
-    """Say on stderr, in one line for the whole run, which formats auto-detection read: ``x.json: read
-    as openai``, or ``12 histories from 3 files read as openai (9), swe-agent (3)``."""
-    if not histories:
+    """`announce` the formats of ``histories``."""
+    announce([(h.source, h.format) for h in histories])
+
+
+def announce(read: Sequence[tuple[str, str]]) -> None:
+    """Say on stderr, in one line for the whole run, which formats auto-detection read (``read``: each
+    history's source and format): ``x.json: read as openai``, or ``12 histories from 3 files read as
+    openai (9), swe-agent (3)``."""
+    if not read:
         return
     counts: dict[str, int] = {}
-    for history in histories:
-        counts[history.format] = counts.get(history.format, 0) + 1
-    files = {_split_item(h.source)[0] for h in histories}
-    if len(histories) == 1:
-        where = f"{histories[0].source}: read as"
+    for _, fmt in read:
+        counts[fmt] = counts.get(fmt, 0) + 1
+    files = {_split_item(source)[0] for source, _ in read}
+    if len(read) == 1:
+        where = f"{read[0][0]}: read as"
     else:
-        where = f"{len(histories)} histories from {len(files)} file{'s' * (len(files) > 1)} read as"
+        where = f"{len(read)} histories from {len(files)} file{'s' * (len(files) > 1)} read as"
     if len(counts) == 1:
         found = next(iter(counts))
     else:

@@ -8,16 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from tracetrim._json import pretty_json
-from tracetrim._snapshot import SnapshotError, validate_messages
 from tracetrim._token_budget import default_target
 from tracetrim._validators import FieldValueError
 from tracetrim.cli._arg_types import non_negative_float, non_negative_int, unit_fraction
 from tracetrim.cli._errors import CliError
-from tracetrim.cli._formats import FORMAT_CHOICES, default_tools, to_neutral
-from tracetrim.cli._input import HistoryFile, announce_formats, read_histories
+from tracetrim.cli._formats import FORMAT_CHOICES
 from tracetrim.cli._model_options import add_model_arguments, model_from_args
-from tracetrim.formats import FormatError, parse_history_text, trajectory_list
-from tracetrim.learn._sources import Trajectory, as_seen, called_tools
+from tracetrim.cli._runs import read_runs
 from tracetrim.replay import (
     DEFAULT_NAMES,
     DEFAULT_WINDOW,
@@ -31,9 +28,6 @@ from tracetrim.replay import (
     strategies_by_name,
 )
 from tracetrim.replay._html import render_html
-
-SUFFIXES = (".json", ".traj", ".jsonl")
-"""What a folder is searched for."""
 
 
 def register(commands: Any) -> None:
@@ -126,70 +120,6 @@ def host_rule(args: argparse.Namespace) -> HostRule:
         raise CliError(str(exc)) from None
 
 
-def _files(names: list[str]) -> list[tuple[str, bool]]:
-    out: list[tuple[str, bool]] = []
-    for name in names:
-        path = Path(name)
-        if path.is_dir():
-            found = sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(SUFFIXES))
-            if not found:
-                raise CliError(f"{name}: no *.json, *.jsonl or *.traj files in this folder")
-            out.extend((str(p), True) for p in found)
-        elif path.is_file():
-            out.append((name, False))
-        else:
-            raise CliError(f"{name}: no such file or folder")
-    return out
-
-
-def _histories(source: str, fmt: str) -> list[HistoryFile]:
-    """Every history in one file: the file's, or each trajectory of a list of them."""
-    try:
-        data = parse_history_text(Path(source).read_bytes().decode("utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CliError(f"{source}: cannot read ({exc})") from None
-    except FormatError as exc:
-        raise CliError(f"{source}: {exc}") from None
-    return read_histories(source, fmt, every=trajectory_list(data) is not None, announce=False)
-
-
-def _trajectory(history: HistoryFile, tools: str | None) -> Trajectory:
-    try:
-        messages = as_seen(validate_messages(to_neutral(history)))
-    except SnapshotError as exc:
-        raise CliError(f"{history.source}: {exc}") from None
-    called = called_tools(messages)
-    if tools == "*":
-        eligible = called
-    elif tools:
-        eligible = frozenset(n.strip() for n in tools.split(",") if n.strip())
-    else:
-        eligible = frozenset(history.eligible_tools or default_tools(history.format)) or called
-    return Trajectory(history.source, history.format, history.source, messages, eligible)
-
-
-def read_runs(names: list[str], fmt: str = "auto", tools: str | None = None) -> list[Trajectory]:
-    """The runs in the named files and folders, in any format `compact` reads (a list of trajectories:
-    each one); a file a folder holds that is no history is skipped and said, a named one is an error."""
-    runs: list[Trajectory] = []
-    histories: list[HistoryFile] = []
-    for source, in_folder in _files(names):
-        try:
-            found = _histories(source, fmt)
-        except CliError as exc:
-            if not in_folder:
-                raise
-            print(f"tracetrim: skipped {exc}", file=sys.stderr)
-            continue
-        histories.extend(found)
-        runs.extend(_trajectory(h, tools) for h in found)
-    if fmt == "auto":
-        announce_formats(histories)
-    if not runs:
-        raise CliError("no runs to replay")
-    return runs
-
-
 def _write(path: str, text: str) -> None:
     try:
         Path(path).write_text(text, encoding="utf-8")
@@ -214,6 +144,8 @@ def run(args: argparse.Namespace) -> int:
     except FieldValueError as exc:
         raise CliError(str(exc)) from None
     runs = read_runs(args.files, args.format, args.eligible_tools)
+    if not runs:
+        raise CliError("no runs to replay")
     show = sys.stderr.isatty()
 
     def progress(done: int, total: int) -> None:

@@ -10,6 +10,7 @@ import attrs
 from tracetrim._json import strict_loads
 from tracetrim._snapshot import Message
 from tracetrim._validators import FieldValueError
+from tracetrim.compactor._options import REQUEST_FIELDS
 
 READ_VERBS = frozenset(
     {"get", "list", "search", "find", "read", "fetch", "lookup", "query", "show", "view", "describe"}
@@ -156,43 +157,64 @@ def shared_datasets(shared: Path, *, names: Iterable[str] | None = None) -> dict
 
 
 def from_file(
-    path: Path, *, fmt: str = "auto", eligible_tools: frozenset[str] | None = None
+    path: Path | str,
+    *,
+    fmt: str = "auto",
+    eligible_tools: frozenset[str] | None = None,
+    name: str | None = None,
 ) -> list[Trajectory]:
-    """The trajectories in one file of any format the CLI reads; ``auto`` tells them apart by shape.
+    """The trajectories in one file, read as `tracetrim compact` reads it: any format of the format table
+    (JSON or JSONL, told apart by shape with ``auto``), a whole history or a list of trajectories
+    (tau-bench, tau2 results), each item of a list its own trajectory.
 
-    mini-swe-agent runs (``messages`` of strings plus ``info``), SWE-agent ``.traj`` (``history``),
-    tau-bench-style lists (items with an OpenAI-chat ``traj``), and one history per file in the CLI's
-    formats (neutral, ``openai``, ``responses``: a list or ``{"messages": [...]}``). Each file is its
-    own held-out group; ``eligible_tools`` defaults to every tool the history calls.
+    Each is named ``name`` (default: the path as given), item N of a list ``name[N]``, and is its own
+    held-out group. ``eligible_tools`` defaults to the tools the file names (``eligible_tool_names``),
+    else its format's (mini-swe-agent: ``bash``), else every tool the history calls. A file that does
+    not read raises `FieldValueError` naming it and what is wrong.
     """
     from tracetrim._snapshot import validate_messages
-    from tracetrim.formats import MESSAGES_KEY, READERS, from_openai_chat
+    from tracetrim.formats import (
+        HISTORY_FORMATS,
+        FormatError,
+        detect_format,
+        parse_history_text,
+        trajectory_items,
+        trajectory_list,
+    )
 
     source = str(path)
+    name = source if name is None else name
     try:
-        data = strict_loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise FieldValueError(f"{source}: cannot read a JSON trajectory ({exc})") from None
-    name = path.name.split(".")[0]
-    if fmt == "auto":
-        fmt = _detect(data)
-    if fmt == "tau-bench":
-        return [
-            Trajectory(
-                f"{name}-{n}", fmt, f"{name}-{n}", as_seen(from_openai_chat(item["traj"])), eligible_tools
-            )
-            for n, item in enumerate(data if isinstance(data, list) else [data])
-        ]
-    raw = data.get(MESSAGES_KEY.get(fmt, "messages")) if isinstance(data, dict) else data
-    if not isinstance(raw, list):
-        raise FieldValueError(f"{source}: expected a list of messages or an object with 'messages'")
-    messages = as_seen(validate_messages(READERS[fmt](raw)))
-    return [Trajectory(name, fmt, name, messages, eligible_tools)]
+        data = parse_history_text(Path(path).read_bytes())
+    except (OSError, FormatError) as exc:
+        raise FieldValueError(f"{source}: cannot read a trajectory ({exc})") from None
+    listed = trajectory_list(data) is not None
+    items = trajectory_items(data) if listed else [data]
+    out = []
+    for n, item in enumerate(items):
+        label = f"{name}[{n}]" if listed else name
+        try:
+            kind = detect_format(item) if fmt == "auto" else fmt
+            spec = HISTORY_FORMATS[kind]
+            raw, fields = _messages_and_fields(item, spec.messages_key)
+            messages = as_seen(validate_messages(spec.read(raw, fields)))
+        except ValueError as exc:  # FormatError, SnapshotError, FieldValueError
+            raise FieldValueError(f"{label if listed else source}: {exc}") from None
+        except ImportError as exc:
+            raise FieldValueError(f"{source}: the {kind} format needs {exc.name} installed") from None
+        tools = eligible_tools
+        if tools is None:
+            named = item.get("eligible_tool_names") if isinstance(item, dict) else None
+            named_tools = frozenset(named) if isinstance(named, list) and named else None
+            tools = named_tools or frozenset(spec.default_tools) or None
+        out.append(Trajectory(label, kind, label, messages, tools))
+    return out
 
 
-def _detect(data: object) -> str:
-    """The format by shape, from the one format table in `tracetrim.formats` (tau-bench: the list)."""
-    from tracetrim.formats import detect_format, trajectory_list
-
-    listed = trajectory_list(data)
-    return listed if listed == "tau-bench" else detect_format(data)
+def _messages_and_fields(item: object, key: str) -> tuple[list[object], dict[str, object]]:
+    """A history's messages (the item itself when it is a list) and its other keys."""
+    if isinstance(item, list):
+        return item, {}
+    if isinstance(item, dict) and isinstance(item.get(key), list):
+        return item[key], {k: v for k, v in item.items() if k != key and k not in REQUEST_FIELDS}
+    raise FieldValueError(f"expected a list of messages or an object with a {key!r} list")

@@ -67,8 +67,6 @@ def parse_json(body: bytes) -> Any:
         ) from None
     except ValueError as exc:
         raise ApiError(400, "invalid_json", f"request body is not valid JSON: {exc}") from None
-    except RecursionError:
-        raise ApiError(400, "invalid_json", "request body is nested too deeply") from None
     _refuse_lone_surrogates(text)
     return value
 
