@@ -686,3 +686,34 @@ def ai_sdk_messages(draw: st.DrawFn) -> list[dict[str, Any]]:
         if not calls or draw(st.booleans()):  # a turn without calls ends the step loop
             messages.append({"role": "user", "content": draw(_text)})
     return messages
+
+
+@st.composite
+def ollama_requests(draw: st.DrawFn) -> dict[str, Any]:
+    """An Ollama ``/api/chat`` request (the ``ollama`` client's ``Message``): assistant ``tool_calls`` of
+    ``{"function": {"name", "arguments": {...}}}`` with no ids (sometimes an ``index``, sometimes a
+    ``thinking`` beside them), each answered in order by a ``tool`` message naming it in ``tool_name``;
+    several calls of one tool in one turn among them."""
+    ids = _Ids()
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are a coding agent."},
+        {"role": "user", "content": draw(_text)},
+    ]
+    for _ in range(draw(st.integers(1, 6))):
+        calls: list[dict[str, Any]] = []
+        for k in range(draw(st.integers(1, 3))):
+            function: dict[str, Any] = {"name": draw(_tools), "arguments": _args(draw, ids.next())}
+            if draw(st.booleans()):
+                function = {"index": k, **function}
+            calls.append({"function": function})
+        turn: dict[str, Any] = {"role": "assistant", "content": draw(st.sampled_from(["", "Checking."]))}
+        if draw(st.booleans()):
+            turn["thinking"] = draw(_text)
+        messages.append({**turn, "tool_calls": calls})
+        for call in calls:
+            name = call["function"]["name"]
+            messages.append({"role": "tool", "content": _output(draw, name), "tool_name": name})
+        messages.append({"role": "assistant", "content": draw(_text)})
+        if draw(st.booleans()):
+            messages.append({"role": "user", "content": draw(_text)})
+    return {"model": "qwen3:8b", "messages": messages, "stream": False, "tools": [{"type": "function"}]}

@@ -428,3 +428,33 @@ def check_langchain_for_gemini(messages: Sequence[Any]) -> None:
     _, contents = _parse_chat_history(list(messages))
     body = {"contents": [c.model_dump(mode="json", exclude_none=True, by_alias=True) for c in contents]}
     check_gemini(body, body)
+
+
+def check_ollama(messages: Sequence[Mapping[str, Any]]) -> None:
+    """Ollama chat messages as the ``ollama`` client's ``Message`` type takes them, and as Ollama's chat
+    templates render them: a tool call's arguments an object; the ``tool`` messages right after an
+    assistant message with calls answer those calls in order (one each, naming its tool in
+    ``tool_name``), and no ``tool`` message stands anywhere else."""
+    from ollama import Message
+
+    for i, message in enumerate(messages):
+        Message.model_validate(message)
+        calls = message.get("tool_calls") or []
+        assert all(isinstance(c["function"]["arguments"], dict) for c in calls), f"message {i}: arguments"
+        if message["role"] == "tool":
+            assert i and messages[i - 1]["role"] in ("assistant", "tool"), f"message {i}: a stray result"
+        if message["role"] != "assistant" or not calls:
+            continue
+        answers = []
+        k = i + 1
+        while k < len(messages) and messages[k]["role"] == "tool":
+            answers.append(messages[k].get("tool_name"))
+            k += 1
+        asked = [c["function"]["name"] for c in calls]
+        assert answers == asked, f"message {i}: calls {asked} answered by {answers}"
+    for i, message in enumerate(messages):
+        if message["role"] == "tool":
+            j = i
+            while messages[j - 1]["role"] == "tool":
+                j -= 1
+            assert messages[j - 1].get("tool_calls"), f"message {i}: results without their calls"

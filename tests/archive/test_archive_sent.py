@@ -79,6 +79,14 @@ SENT: dict[str, bytes] = {
         f' "output": {{"type": "text", "value": "{_LONG}"}}}}]}},\n'
         ' {"role": "assistant", "content": "found it"}, {"role": "user", "content": "go on"}]'
     ).encode(),
+    "ollama": (
+        '{"model": "qwen3:8b",\r\n "messages": [{"role": "user", "content": "fix it"},\r\n'
+        '  {"role": "assistant", "content": "", "thinking": "read it first", "tool_calls":'
+        ' [{"function": {"index": 0, "name": "read_file", "arguments": {"path": "a.py"}}}]},\r\n'
+        f'  {{"role": "tool", "content": "{_LONG}", "tool_name": "read_file"}},\r\n'
+        '  {"role": "assistant", "content": "found it"}, {"role": "user", "content": "go on"}],\r\n'
+        ' "stream": false, "options": {"num_ctx": 32768}}'
+    ).encode(),
     "bedrock": (
         '{"modelId": "amazon.nova-pro-v1:0", "system": [{"text": "You fix bugs."}],\n'
         ' "messages": [{"role": "user", "content": [{"text": "fix it"}]},\n'

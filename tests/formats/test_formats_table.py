@@ -80,6 +80,7 @@ def test_the_table_covers_every_format_and_its_views_agree() -> None:
         "anthropic",
         "bedrock",
         "gemini",
+        "ollama",
         "ai-sdk",
         "langchain",
         "swe-agent",

@@ -307,3 +307,20 @@ def test_ai_sdk_messages_stay_valid(messages: list[dict[str, Any]], plan: dict[s
     assert messages == sent, "the caller's messages were mutated"
     rules.check_ai_sdk(written, sent)
     assert detect_format(written) == "ai-sdk" or not any(m["role"] == "tool" for m in written)
+
+
+@SETTINGS
+@given(body=histories.ollama_requests(), plan=plans)
+def test_ollama_requests_stay_valid(body: dict[str, Any], plan: dict[str, Any]) -> None:
+    sent = copy.deepcopy(body)
+    rules.check_ollama(body["messages"])  # the generator's own requests are valid
+    written = write_back("ollama", body, plan)
+    assert body == sent, "the caller's request was mutated"
+    rules.check_ollama(written["messages"])
+    assert list(written) == list(sent)
+    assert {k: written[k] for k in sent if k != "messages"} == {k: sent[k] for k in sent if k != "messages"}
+    assert detect_format(written) == "ollama" or not any(m.get("tool_calls") for m in written["messages"])
+    # no id tracetrim invented to pair the calls is written, and every call stays as Ollama had it
+    calls = [c for m in written["messages"] for c in m.get("tool_calls") or []]
+    sent_calls = [c for m in sent["messages"] for c in m.get("tool_calls") or []]
+    assert all(c in sent_calls for c in calls)

@@ -13,7 +13,7 @@ import attrs
 from tracetrim._input_convert import InputError, structure_input
 from tracetrim.cli._errors import CliError
 from tracetrim.compactor import CompactorConfig
-from tracetrim.compactor._options import REQUEST_FIELDS, RequestFields
+from tracetrim.compactor._options import RequestFields, request_keys
 from tracetrim.formats import (
     HISTORY_FORMATS,
     FileStyle,
@@ -96,19 +96,20 @@ def _load(source: str) -> tuple[str, Any, str]:
 
 def _history(name: str, data: Any, fmt: str) -> HistoryFile:
     key = HISTORY_FORMATS[fmt].messages_key
+    keys = request_keys(HISTORY_FORMATS[fmt].provider_fields)
     if isinstance(data, list):
         return HistoryFile(name, data, fmt, document=data)
     if not isinstance(data, dict) or not isinstance(data.get(key), list):
         raise CliError(f"{name}: expected a list of {fmt} messages or an object with a {key!r} list")
     try:
-        request = structure_input({k: v for k, v in data.items() if k in REQUEST_FIELDS}, RequestFields)
+        request = structure_input({k: v for k, v in data.items() if k in keys}, RequestFields)
     except InputError as exc:
         raise CliError(f"{name}: {exc}") from None
     return HistoryFile(
         name,
         data[key],
         fmt,
-        fields={k: v for k, v in data.items() if k != key and k not in REQUEST_FIELDS},
+        fields={k: v for k, v in data.items() if k != key and k not in keys},
         document=data,
         goal=request.goal or "",
         next_action=request.next_action or "",

@@ -6,7 +6,7 @@ naming its path (``options.keep_threshold``, ``eligible_tool_names[1]``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -39,6 +39,13 @@ class RequestFields:
 
 REQUEST_FIELDS = frozenset(a.name for a in attrs.fields(RequestFields))
 """The names of `RequestFields`: the keys a request file holds beside its messages."""
+
+
+def request_keys(provider_fields: Collection[str] = ()) -> frozenset[str]:
+    """The keys of a file that are tracetrim's request fields: `REQUEST_FIELDS` less the ones its format
+    uses for itself (``provider_fields``: an Ollama body's ``options`` are the model's)."""
+    return REQUEST_FIELDS - frozenset(provider_fields)
+
 
 register_object(CompactorConfig, omit=NON_JSON_OPTIONS, noun="option", known=OPTION_FIELDS)
 

@@ -13,6 +13,7 @@ from tracetrim.formats._gemini_cli import from_gemini_cli, to_gemini_cli
 from tracetrim.formats._langchain import from_langchain, to_langchain
 from tracetrim.formats._langchain_json import from_langchain_json, to_langchain_json
 from tracetrim.formats._mini_swe_agent import from_mini_swe_agent, load_mini_swe_agent_traj, to_mini_swe_agent
+from tracetrim.formats._ollama import from_ollama, to_ollama
 from tracetrim.formats._openai_chat import from_openai_chat, to_openai_chat
 from tracetrim.formats._openai_responses import from_openai_responses, to_openai_responses
 from tracetrim.formats._openhands import from_openhands, to_openhands
@@ -56,6 +57,7 @@ __all__ = [
     "from_langchain",
     "from_langchain_json",
     "from_mini_swe_agent",
+    "from_ollama",
     "from_openai_chat",
     "from_openai_responses",
     "from_openhands",
@@ -77,6 +79,7 @@ __all__ = [
     "to_langchain",
     "to_langchain_json",
     "to_mini_swe_agent",
+    "to_ollama",
     "to_openai_chat",
     "to_openai_responses",
     "to_openhands",

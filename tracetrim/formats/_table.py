@@ -21,6 +21,7 @@ from tracetrim.formats._gemini import GEMINI_SYSTEM, from_gemini, is_gemini_cont
 from tracetrim.formats._gemini_cli import from_gemini_cli, is_gemini_cli_record, to_gemini_cli
 from tracetrim.formats._langchain_json import from_langchain_json, is_langchain_json, to_langchain_json
 from tracetrim.formats._mini_swe_agent import ACTION_REGEX, from_mini_swe_agent, to_mini_swe_agent
+from tracetrim.formats._ollama import from_ollama, is_ollama_message, to_ollama
 from tracetrim.formats._openai_chat import from_openai_chat, to_openai_chat
 from tracetrim.formats._openai_responses import from_openai_responses, to_openai_responses
 from tracetrim.formats._openhands import from_openhands, is_openhands_event, to_openhands
@@ -79,6 +80,9 @@ class HistoryFormat:
     writer: _Writer = attrs.field(validator=attrs.validators.is_callable())
     messages_key: str = "messages"
     default_tools: tuple[str, ...] = ()
+    provider_fields: tuple[str, ...] = ()
+    """Top-level keys the format uses for itself where tracetrim reads a request field of the same
+    name (an Ollama body's ``options``): kept with the file, never read as tracetrim's."""
 
     def read(self, messages: Sequence[Any], fields: Mapping[str, Any] | None = None) -> list[Message]:
         """``messages`` in this format as neutral messages; ``fields`` are the file's other keys (Anthropic's
@@ -169,6 +173,14 @@ _TABLE = (
         _body(from_gemini, key="contents", own=GEMINI_SYSTEM, after=("model",)),
         _body_writer(to_gemini),
         messages_key="contents",
+    ),
+    HistoryFormat(
+        "ollama",
+        "Ollama chat messages or an /api/chat request body (tool_calls with object arguments and no "
+        "ids, tool messages answering in order; model, tools, options kept)",
+        _body(_one_arg(from_ollama), after=("model",)),
+        _body_writer(_messages_only(to_ollama)),
+        provider_fields=("options",),
     ),
     HistoryFormat(
         "ai-sdk",
@@ -311,6 +323,8 @@ def detect_messages(messages: Sequence[Any]) -> str:
         return "responses"
     if any(is_tau2_message(m) for m in items):
         return "tau2"
+    if any(is_ollama_message(m) for m in items):
+        return "ollama"
     if any(is_ai_sdk_part(b) for b in _blocks(items)):
         return "ai-sdk"
     if any(m.get("role") == "tool" or "tool_calls" in m for m in items):

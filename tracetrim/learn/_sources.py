@@ -10,7 +10,7 @@ import attrs
 from tracetrim._json import strict_loads
 from tracetrim._snapshot import Message
 from tracetrim._validators import FieldValueError
-from tracetrim.compactor._options import REQUEST_FIELDS
+from tracetrim.compactor._options import request_keys
 
 READ_VERBS = frozenset(
     {"get", "list", "search", "find", "read", "fetch", "lookup", "query", "show", "view", "describe"}
@@ -196,7 +196,7 @@ def from_file(
         try:
             kind = detect_format(item) if fmt == "auto" else fmt
             spec = HISTORY_FORMATS[kind]
-            raw, fields = _messages_and_fields(item, spec.messages_key)
+            raw, fields = _messages_and_fields(item, spec.messages_key, request_keys(spec.provider_fields))
             messages = as_seen(validate_messages(spec.read(raw, fields)))
         except ValueError as exc:  # FormatError, SnapshotError, FieldValueError
             raise FieldValueError(f"{label if listed else source}: {exc}") from None
@@ -211,10 +211,13 @@ def from_file(
     return out
 
 
-def _messages_and_fields(item: object, key: str) -> tuple[list[object], dict[str, object]]:
-    """A history's messages (the item itself when it is a list) and its other keys."""
+def _messages_and_fields(
+    item: object, key: str, requested: frozenset[str]
+) -> tuple[list[object], dict[str, object]]:
+    """A history's messages (the item itself when it is a list) and its other keys but ``requested``
+    (tracetrim's request fields)."""
     if isinstance(item, list):
         return item, {}
     if isinstance(item, dict) and isinstance(item.get(key), list):
-        return item[key], {k: v for k, v in item.items() if k != key and k not in REQUEST_FIELDS}
+        return item[key], {k: v for k, v in item.items() if k != key and k not in requested}
     raise FieldValueError(f"expected a list of messages or an object with a {key!r} list")

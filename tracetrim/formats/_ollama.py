@@ -1,0 +1,194 @@
+"""Converters between neutral messages and Ollama chat messages (``POST /api/chat``, the ``ollama`` clients).
+
+Shape, from the ``ollama`` Python client's ``Message`` (``ollama/_types.py``) and Ollama's API docs:
+``{"role", "content", "thinking", "images", "tool_name", "tool_calls"}``, where a tool call is
+``{"function": {"name", "arguments": {...}}}``: the arguments an object, not a JSON string, and no
+call id (newer servers may add one, which is kept). A ``tool`` message answers the calls of the
+assistant message before it in order, naming the tool in ``tool_name``; so calls without an id are
+paired with their results by that order and name, and the ids tracetrim gives them are never written.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from typing import Any
+
+from tracetrim._snapshot import Block, Message, SnapshotError, text_of_output
+from tracetrim.formats import _common as common
+
+FORMAT = "ollama"
+_ROLES = frozenset({"system", "user", "assistant", "tool"})
+_INVENTED = "ollama-"
+"""How the ids tracetrim gives id-less calls start (recorded per message, so never written back)."""
+
+
+def _function(call: Any) -> dict[str, Any] | None:
+    """A call's ``function`` when it is Ollama's: a name and an arguments object."""
+    if not isinstance(call, dict):
+        return None
+    function = call.get("function")
+    if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+        return None
+    return function if isinstance(function.get("arguments"), dict) else None
+
+
+def is_ollama_message(message: Any) -> bool:
+    """Whether ``message`` has a shape only Ollama chat messages have: a tool call whose arguments are
+    an object under ``function``, or a tool message naming its tool in ``tool_name`` without an id."""
+    if not isinstance(message, dict):
+        return False
+    if message.get("role") == "tool":
+        return "tool_name" in message and "tool_call_id" not in message
+    calls = message.get("tool_calls")
+    return isinstance(calls, list) and any(_function(call) is not None for call in calls)
+
+
+def _answered(tool: dict[str, Any], pending: list[tuple[str, str]]) -> int | None:
+    """Which pending call a tool message answers: the one its id names, else the first with its
+    ``tool_name``, else the first; None when nothing is pending."""
+    named = tool.get("tool_call_id")
+    for n, (call_id, _) in enumerate(pending):
+        if named is not None and call_id == named:
+            return n
+    name = tool.get("tool_name", tool.get("name"))
+    for n, (_, call_name) in enumerate(pending):
+        if call_name == name:
+            return n
+    return 0 if pending else None
+
+
+def from_ollama(messages: Sequence[Any]) -> list[Message]:
+    """Convert Ollama chat ``messages`` to neutral messages.
+
+    An assistant's calls become tool_call blocks (input: the arguments as JSON; the call's own id, or
+    an invented one), and each tool message a tool_result of the call it answers (`_answered`); a
+    tool message that answers nothing is carried as a raw part. Every message's own fields
+    (``thinking``, ``images``, ...) are kept in ``metadata["tracetrim.ollama"]`` for `to_ollama`.
+    """
+    common.require_sequence(messages, "messages", "message objects")
+    seen: dict[str, int] = {}
+    pending: list[tuple[str, str]] = []
+    out: list[Message] = []
+    for i, message in enumerate(messages):
+        message = common.require_dict(message, "a message", message=i)
+        role = common.require_choice(message.get("role"), _ROLES, message=i, field="role")
+        content = message.get("content")
+        if content is not None and not isinstance(content, str):
+            raise SnapshotError("content must be a string", message=i, field="content")
+        meta: dict[str, Any] = {"message": copy.deepcopy(message)}
+        blocks: list[Block] = []
+        if role == "tool":
+            n = _answered(message, pending)
+            if n is None:
+                blocks.append(common.raw_block(FORMAT, copy.deepcopy(message)))
+            else:
+                call_id, name = pending.pop(n)
+                result = {"type": "tool_result", "id": call_id, "name": name, "output": content or ""}
+                blocks.append({**result, "state": "success"})
+        else:
+            if role == "assistant" or role == "user":
+                pending = []  # a new turn: what was not answered stays unanswered
+            if content:
+                blocks.append({"type": "text", "text": content})
+            calls = message.get("tool_calls")
+            invented: list[str] = []
+            for j, call in enumerate(calls if isinstance(calls, list) else []):
+                function = _function(call) if role == "assistant" else None
+                if function is None:
+                    blocks.append(common.raw_block(FORMAT, copy.deepcopy(call)))
+                    continue
+                own = call.get("id")
+                call_id = own if isinstance(own, str) and own else f"{_INVENTED}{i}-{j}"
+                if call_id is not own:
+                    invented.append(call_id)
+                pending.append((call_id, function["name"]))
+                blocks.append(
+                    {
+                        "type": "tool_call",
+                        "id": call_id,
+                        "name": function["name"],
+                        "input": common.dump_input(function["arguments"]),
+                        "state": "finished",
+                    }
+                )
+            if invented:
+                meta["invented"] = invented
+        neutral_role = "assistant" if role == "tool" else role
+        neutral = {"id": common.message_id("ol-", message, seen, i), "role": neutral_role, "content": blocks}
+        out.append(common.attach_meta(neutral, FORMAT, meta))
+    return common.mark_pending(out)
+
+
+def _tool(block: Block, shell: dict[str, Any], i: int, j: int) -> dict[str, Any]:
+    text = text_of_output(block["output"])
+    if text is None:
+        raise SnapshotError(
+            "a tool result's output must be text for Ollama", message=i, block=j, field="output"
+        )
+    tool: dict[str, Any]
+    if shell.get("role") == "tool":
+        tool = copy.deepcopy(shell)
+    else:
+        tool = {"role": "tool", "tool_name": block["name"]}
+    if tool.get("content") != text and not (tool.get("content") is None and text == ""):
+        tool["content"] = text
+    return tool
+
+
+def _call(block: Block, shell: dict[str, Any], invented: Sequence[str], i: int, j: int) -> dict[str, Any]:
+    """The Ollama call of a tool_call block: the one read, its arguments from the block's input."""
+    calls = [c for c in shell.get("tool_calls") or [] if _function(c) is not None]
+    own = [c.get("id") if isinstance(c.get("id"), str) and c.get("id") else None for c in calls]
+    ids = iter(invented)
+    read = {(given if given is not None else next(ids, None)): c for given, c in zip(own, calls, strict=True)}
+    call: dict[str, Any] = copy.deepcopy(read.get(block["id"], {"function": {}}))
+    arguments = common.parse_input(block, i, j)
+    call["function"] = {**call.get("function", {}), "name": block["name"], "arguments": arguments}
+    if block["id"] not in invented:
+        call["id"] = block["id"]
+    return call
+
+
+def _convert(message: Message, i: int) -> list[dict[str, Any]]:
+    meta = common.format_meta(message, FORMAT)
+    shell: dict[str, Any] = copy.deepcopy(meta.get("message") or {})
+    invented: list[str] = list(meta.get("invented") or ())
+    out: list[dict[str, Any]] = []
+    texts: list[str] = []
+    calls: list[Any] = []
+    for j, block in enumerate(message["content"]):
+        kind = block["type"]
+        if kind == "tool_result":
+            out.append(_tool(block, shell, i, j))
+        elif common.is_raw(block, FORMAT):
+            value = copy.deepcopy(block["value"])
+            (out if isinstance(value, dict) and value.get("role") == "tool" else calls).append(value)
+        elif kind == "tool_call":
+            calls.append(_call(block, shell, invented, i, j))
+        elif kind == "text":
+            texts.append(block["text"])
+        else:
+            raise common.unsupported("Ollama", block, i, j)
+    if out and not (texts or calls):
+        return out
+    turn = shell if shell.get("role") != "tool" else {}
+    turn = turn or {"role": message["role"] if message["role"] != "tool" else "assistant"}
+    joined = "\n\n".join(texts)
+    if not (turn.get("content") in (None, "") and not texts) and joined != turn.get("content"):
+        turn["content"] = joined
+    if calls:
+        turn["tool_calls"] = calls
+    else:
+        turn.pop("tool_calls", None)
+    return [*out, turn]
+
+
+def to_ollama(messages: Sequence[Any]) -> list[dict[str, Any]]:
+    """Convert neutral messages back to Ollama chat messages (the inverse of `from_ollama`): each
+    message's own fields come back, calls and results from the blocks that remain, with no invented
+    id written; an assistant message whose every call went loses ``tool_calls``."""
+    out: list[dict[str, Any]] = []
+    for i, message in enumerate(common.neutral_input(messages)):
+        out.extend(_convert(message, i))
+    return out
