@@ -14,7 +14,7 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tracetrim._snapshot import Block, Message, SnapshotError, text_of_output
+from tracetrim._snapshot import Block, Message
 from tracetrim.formats import _common as common
 from tracetrim.formats._carrier import carrier, document_fields, fill_document, split_carriers
 
@@ -139,11 +139,7 @@ def _step(message: Message, i: int) -> dict[str, Any]:
             )
             calls.append(_ordered(call, calls_by_id.get(block["id"])))
         elif block["type"] == "tool_result":
-            text = text_of_output(block["output"])
-            if text is None:
-                raise SnapshotError(
-                    "a tool result's output must be text for ATIF", message=i, block=j, field="output"
-                )
+            text = common.output_text(block, "ATIF", i, j)
             result = copy.deepcopy(results_by_id.get(block["id"], {"source_call_id": block["id"]}))
             result["content"] = text
             results.append(result)

@@ -7,7 +7,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from tracetrim._json import digest, spaced_json, strict_loads
-from tracetrim._snapshot import Block, Message, SnapshotError, validate_messages
+from tracetrim._snapshot import Block, Message, SnapshotError, text_of_output, validate_messages
 
 RAW = "raw"
 """Neutral block type wrapping a part a format has that the neutral form has no block for."""
@@ -114,6 +114,15 @@ def result_output(
         block=block,
         field="content",
     )
+
+
+def output_text(block: Block, fmt: str, i: int, j: int, *, what: str = "a tool result") -> str:
+    """A tool_result block's output as the text a text-only format writes; `SnapshotError` naming the
+    block when its output holds more than text (``fmt`` names the format in the message)."""
+    text = text_of_output(block["output"])
+    if text is None:
+        raise SnapshotError(f"{what}'s output must be text for {fmt}", message=i, block=j, field="output")
+    return text
 
 
 def is_raw(block: Block, fmt: str) -> bool:

@@ -10,7 +10,7 @@ from typing import Any
 
 from tracetrim._json import strict_loads
 from tracetrim._marker import prose_action_metadata
-from tracetrim._snapshot import Block, Message, SnapshotError, text_of_output
+from tracetrim._snapshot import Block, Message, SnapshotError
 from tracetrim.formats import _common as common
 
 FORMAT = "mini_swe_agent"
@@ -146,14 +146,7 @@ def _convert(message: Message, i: int) -> list[dict[str, Any]]:
         kind = block["type"]
         if kind == "tool_result":
             close()
-            text = text_of_output(block["output"])
-            if text is None:
-                raise SnapshotError(
-                    "a tool result's output must be text for mini-swe-agent",
-                    message=i,
-                    block=j,
-                    field="output",
-                )
+            text = common.output_text(block, "mini-swe-agent", i, j)
             out.append({"role": "user", "content": text})
             continue
         if kind == "thinking":

@@ -14,7 +14,7 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
-from tracetrim._snapshot import Block, Message, SnapshotError, text_of_output
+from tracetrim._snapshot import Block, Message, SnapshotError
 from tracetrim.formats import _common as common
 
 FORMAT = "ollama"
@@ -121,11 +121,7 @@ def from_ollama(messages: Sequence[Any]) -> list[Message]:
 
 
 def _tool(block: Block, shell: dict[str, Any], i: int, j: int) -> dict[str, Any]:
-    text = text_of_output(block["output"])
-    if text is None:
-        raise SnapshotError(
-            "a tool result's output must be text for Ollama", message=i, block=j, field="output"
-        )
+    text = common.output_text(block, "Ollama", i, j)
     tool: dict[str, Any]
     if shell.get("role") == "tool":
         tool = copy.deepcopy(shell)

@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-from tracetrim._snapshot import Block, Message, SnapshotError, text_of_output
+from tracetrim._snapshot import Block, Message, SnapshotError
 from tracetrim.formats import _common as common
 from tracetrim.formats._carrier import CarrierRun, carried
 
@@ -149,11 +149,7 @@ def from_openhands(events: Sequence[Any]) -> list[Message]:
 
 
 def _with_result(event: dict[str, Any], block: Block, i: int, j: int) -> dict[str, Any]:
-    text = text_of_output(block["output"])
-    if text is None:
-        raise SnapshotError(
-            "a tool result's output must be text for OpenHands", message=i, block=j, field="output"
-        )
+    text = common.output_text(block, "OpenHands", i, j)
     field = _RESULTS[event["kind"]]
     if field != "observation":
         if event.get(field) != text:

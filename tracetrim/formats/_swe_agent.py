@@ -9,7 +9,7 @@ from typing import Any
 
 from tracetrim._json import strict_loads
 from tracetrim._marker import prose_action_metadata
-from tracetrim._snapshot import Message, SnapshotError, text_of_output
+from tracetrim._snapshot import Message, SnapshotError
 from tracetrim.formats import _common as common
 from tracetrim.formats._openai_chat import FORMAT as CHAT_FORMAT
 from tracetrim.formats._openai_chat import from_openai_chat, to_openai_chat
@@ -110,11 +110,7 @@ def _observation_text(message: Message, i: int) -> list[Any]:
         if block["type"] == "text":
             texts.append(block["text"])
         elif block["type"] == "tool_result":
-            text = text_of_output(block["output"])
-            if text is None:
-                raise SnapshotError(
-                    "an observation's output must be text for SWE-agent", message=i, block=j, field="output"
-                )
+            text = common.output_text(block, "SWE-agent", i, j, what="an observation")
             texts.append(text)
     text = "".join(texts)
     return [{"type": "text", "text": text}] if text else []

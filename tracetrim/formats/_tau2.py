@@ -14,7 +14,7 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
-from tracetrim._snapshot import Block, Message, SnapshotError, text_of_output
+from tracetrim._snapshot import Block, Message, SnapshotError
 from tracetrim.formats import _common as common
 
 FORMAT = "tau2"
@@ -142,11 +142,7 @@ def from_tau2(messages: Sequence[Any]) -> list[Message]:
 
 
 def _tool(block: Block, base: dict[str, Any], i: int, j: int) -> dict[str, Any]:
-    text = text_of_output(block["output"])
-    if text is None:
-        raise SnapshotError(
-            "a tool result's output must be text for tau2", message=i, block=j, field="output"
-        )
+    text = common.output_text(block, "tau2", i, j)
     tool = copy.deepcopy(base) if base else {"id": block["id"], "role": "tool"}
     if tool.get("content") != text and not (tool.get("content") is None and text == ""):
         tool["content"] = text
