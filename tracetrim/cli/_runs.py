@@ -50,16 +50,18 @@ def read_runs(names: Sequence[str], fmt: str = "auto", tools: str | None = None)
     its format's. A file a folder holds that is no history is skipped and said; a named one is an error.
     """
     runs: list[Trajectory] = []
+    every = tools is not None and tools.strip() == EVERY_TOOL
+    named = tool_names(tools)
     for path, in_folder in run_files(names):
         try:
-            found = from_file(path, fmt=fmt, eligible_tools=tool_names(tools))
+            found = from_file(path, fmt=fmt, eligible_tools=named)
         except FieldValueError as exc:
             if not in_folder:
                 raise CliError(str(exc)) from None
             # A folder may hold other JSON too (a run index, a results table): said, not fatal.
             print(f"tracetrim: skipped {exc}", file=sys.stderr)
             continue
-        if tools is not None and tools.strip() == EVERY_TOOL:
+        if every:
             found = [attrs.evolve(run, eligible_tools=None) for run in found]
         runs.extend(found)
     if fmt == "auto":

@@ -132,12 +132,17 @@ def _tool(block: Block, shell: dict[str, Any], i: int, j: int) -> dict[str, Any]
     return tool
 
 
-def _call(block: Block, shell: dict[str, Any], invented: Sequence[str], i: int, j: int) -> dict[str, Any]:
-    """The Ollama call of a tool_call block: the one read, its arguments from the block's input."""
+def _read_calls(shell: dict[str, Any], invented: Sequence[str]) -> dict[str | None, dict[str, Any]]:
+    """The Ollama calls a message was read with, by the id each got (its own, or the invented one)."""
     calls = [c for c in shell.get("tool_calls") or [] if _function(c) is not None]
-    own = [c.get("id") if isinstance(c.get("id"), str) and c.get("id") else None for c in calls]
     ids = iter(invented)
-    read = {(given if given is not None else next(ids, None)): c for given, c in zip(own, calls, strict=True)}
+    return {(c["id"] if isinstance(c.get("id"), str) and c["id"] else next(ids, None)): c for c in calls}
+
+
+def _call(
+    block: Block, read: dict[str | None, dict[str, Any]], invented: Sequence[str], i: int, j: int
+) -> dict[str, Any]:
+    """The Ollama call of a tool_call block: the one read, its arguments from the block's input."""
     call: dict[str, Any] = copy.deepcopy(read.get(block["id"], {"function": {}}))
     arguments = common.parse_input(block, i, j)
     call["function"] = {**call.get("function", {}), "name": block["name"], "arguments": arguments}
@@ -150,6 +155,7 @@ def _convert(message: Message, i: int) -> list[dict[str, Any]]:
     meta = common.format_meta(message, FORMAT)
     shell: dict[str, Any] = copy.deepcopy(meta.get("message") or {})
     invented: list[str] = list(meta.get("invented") or ())
+    read = _read_calls(shell, invented)
     out: list[dict[str, Any]] = []
     texts: list[str] = []
     calls: list[Any] = []
@@ -161,7 +167,7 @@ def _convert(message: Message, i: int) -> list[dict[str, Any]]:
             value = copy.deepcopy(block["value"])
             (out if isinstance(value, dict) and value.get("role") == "tool" else calls).append(value)
         elif kind == "tool_call":
-            calls.append(_call(block, shell, invented, i, j))
+            calls.append(_call(block, read, invented, i, j))
         elif kind == "text":
             texts.append(block["text"])
         else:
