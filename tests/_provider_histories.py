@@ -42,10 +42,14 @@ def _cache_control(draw: st.DrawFn) -> dict[str, Any]:
     return {"cache_control": {"type": "ephemeral"}} if draw(st.integers(0, 2)) == 0 else {}
 
 
+_IMAGE = {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}
+
+
 @st.composite
 def anthropic_requests(draw: st.DrawFn) -> dict[str, Any]:
     """A Messages API request body: model, max_tokens, system, tools, and alternating turns where every
-    ``tool_use`` is answered by a ``tool_result`` first in the next user turn."""
+    ``tool_use`` is answered by a ``tool_result`` first in the next user turn (text, or text and an
+    image; some with ``is_error``); some model turns hold a server tool's call and result."""
     ids = _Ids()
     messages: list[dict[str, Any]] = [{"role": "user", "content": draw(_text)}]
     for _ in range(draw(st.integers(1, 6))):
@@ -54,6 +58,25 @@ def anthropic_requests(draw: st.DrawFn) -> dict[str, Any]:
             content.append({"type": "thinking", "thinking": draw(_text), "signature": "c2ln"})
         if draw(st.booleans()):
             content.append({"type": "text", "text": draw(_text), **_cache_control(draw)})
+        if draw(st.integers(0, 3)) == 0:  # a server tool: its call and result in the model's own turn
+            n = ids.next()
+            content.append(
+                {
+                    "type": "server_tool_use",
+                    "id": f"srvtoolu_{n:04d}",
+                    "name": "web_search",
+                    "input": {"query": "x"},
+                }
+            )
+            result = {
+                "type": "web_search_result",
+                "url": "https://example.com",
+                "title": "t",
+                "encrypted_content": "ZW5j",
+            }
+            content.append(
+                {"type": "web_search_tool_result", "tool_use_id": f"srvtoolu_{n:04d}", "content": [result]}
+            )
         calls = []
         for _ in range(draw(st.integers(0, 3))):
             n = ids.next()
@@ -72,7 +95,15 @@ def anthropic_requests(draw: st.DrawFn) -> dict[str, Any]:
             content.append({"type": "text", "text": draw(_text)})
         messages.append({"role": "assistant", "content": content})
         reply: list[dict[str, Any]] = [
-            {"type": "tool_result", "tool_use_id": c, "content": _output(draw, c), **_cache_control(draw)}
+            {
+                "type": "tool_result",
+                "tool_use_id": c,
+                "content": _output(draw, c)
+                if draw(st.booleans())
+                else [{"type": "text", "text": _output(draw, c)}, {"type": "image", "source": _IMAGE}],
+                **({"is_error": True} if draw(st.integers(0, 4)) == 0 else {}),
+                **_cache_control(draw),
+            }
             for c in calls
         ]
         if draw(st.booleans()) or not reply:
@@ -126,6 +157,52 @@ def openai_chat_histories(draw: st.DrawFn) -> list[dict[str, Any]]:
 
 
 @st.composite
+def _other_output_items(draw: st.DrawFn, ids: _Ids) -> list[dict[str, Any]]:
+    """Output items tracetrim carries and never judges, sometimes after a reasoning item: a hosted web
+    search, a freeform custom tool call (Codex's ``apply_patch``) with its output, a local shell call
+    with its output."""
+    n = ids.next()
+    kind = draw(st.sampled_from(["none", "web_search_call", "custom_tool_call", "local_shell_call"]))
+    if kind == "none":
+        return []
+    items: list[dict[str, Any]] = []
+    if draw(st.booleans()):
+        items.append({"type": "reasoning", "id": f"rs_{n:04d}", "summary": [], "encrypted_content": "ZW5j"})
+    if kind == "web_search_call":
+        action = {"type": "search", "query": draw(_text)}
+        items.append({"type": kind, "id": f"ws_{n:04d}", "status": "completed", "action": action})
+    elif kind == "custom_tool_call":
+        call_id = f"call_{n:04d}"
+        items.append(
+            {
+                "type": kind,
+                "id": f"ctc_{n:04d}",
+                "call_id": call_id,
+                "name": "apply_patch",
+                "input": "*** Begin Patch",
+            }
+        )
+        items.append(
+            {"type": "custom_tool_call_output", "call_id": call_id, "output": _output(draw, call_id)}
+        )
+    else:
+        action = {"type": "exec", "command": ["ls"], "env": {}}
+        items.append(
+            {
+                "type": kind,
+                "id": f"lsh_{n:04d}",
+                "call_id": f"call_{n:04d}",
+                "status": "completed",
+                "action": action,
+            }
+        )
+        items.append(
+            {"type": "local_shell_call_output", "id": f"call_{n:04d}", "output": _output(draw, "ls")}
+        )
+    return items
+
+
+@st.composite
 def responses_inputs(draw: st.DrawFn) -> list[dict[str, Any]]:
     """Responses API input items: reasoning items before the output item they precede, every
     ``function_call`` answered by a ``function_call_output`` with its ``call_id``."""
@@ -162,6 +239,7 @@ def responses_inputs(draw: st.DrawFn) -> list[dict[str, Any]]:
             items.append(
                 {"type": "function_call_output", "call_id": call_id, "output": _output(draw, call_id)}
             )
+        items.extend(draw(_other_output_items(ids)))
         if draw(st.booleans()) or not calls:
             n = ids.next()
             if draw(st.booleans()):
@@ -717,3 +795,58 @@ def ollama_requests(draw: st.DrawFn) -> dict[str, Any]:
         if draw(st.booleans()):
             messages.append({"role": "user", "content": draw(_text)})
     return {"model": "qwen3:8b", "messages": messages, "stream": False, "tools": [{"type": "function"}]}
+
+
+@st.composite
+def pydantic_ai_messages(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """A pydantic-ai history in its JSON form, made with pydantic-ai's own message types and dumped as
+    ``ModelMessagesTypeAdapter`` stores it: a system and a user prompt, then responses (thinking, text,
+    tool calls with object or string arguments) each answered by a request of tool returns (some
+    retried), sometimes with a user prompt after them."""
+    from pydantic_ai.messages import (
+        ModelMessage,
+        ModelMessagesTypeAdapter,
+        ModelRequest,
+        ModelResponse,
+        ModelResponsePart,
+        SystemPromptPart,
+        TextPart,
+        ThinkingPart,
+        ToolCallPart,
+        ToolReturnPart,
+        UserPromptPart,
+    )
+
+    ids = _Ids()
+    messages: list[ModelMessage] = [
+        ModelRequest(parts=[SystemPromptPart("You are a coding agent."), UserPromptPart(draw(_text))])
+    ]
+    for _ in range(draw(st.integers(1, 6))):
+        parts: list[ModelResponsePart] = []
+        if draw(st.booleans()):
+            parts.append(ThinkingPart(draw(_text), signature="c2ln"))
+        if draw(st.booleans()):
+            parts.append(TextPart(draw(_text)))
+        calls = []
+        for _ in range(draw(st.integers(0, 3))):
+            n = ids.next()
+            args = _args(draw, n)
+            call = ToolCallPart(
+                draw(_tools), json.dumps(args) if draw(st.booleans()) else args, tool_call_id=f"call_{n:04d}"
+            )
+            calls.append(call)
+            parts.append(call)
+        if not parts:
+            parts.append(TextPart(draw(_text)))
+        messages.append(ModelResponse(parts=parts, model_name="gpt-5"))
+        answers: list[Any] = [
+            ToolReturnPart(c.tool_name, "bad arguments", tool_call_id=c.tool_call_id, outcome="retried")
+            if draw(st.integers(0, 4)) == 0
+            else ToolReturnPart(c.tool_name, _output(draw, c.tool_call_id), tool_call_id=c.tool_call_id)
+            for c in calls
+        ]
+        if draw(st.booleans()) or not answers:
+            answers.append(UserPromptPart(draw(_text)))
+        messages.append(ModelRequest(parts=answers))
+    dumped: list[dict[str, Any]] = ModelMessagesTypeAdapter.dump_python(messages, mode="json")
+    return dumped

@@ -130,13 +130,41 @@ def check_openai_chat(messages: Sequence[Mapping[str, Any]]) -> None:
 
 
 _OUTPUT_ITEMS = frozenset(
-    {"function_call", "message", "custom_tool_call", "web_search_call", "file_search_call"}
+    {
+        "function_call",
+        "message",
+        "custom_tool_call",
+        "web_search_call",
+        "file_search_call",
+        "computer_call",
+        "local_shell_call",
+        "shell_call",
+        "apply_patch_call",
+        "mcp_call",
+        "mcp_list_tools",
+        "mcp_approval_request",
+        "image_generation_call",
+        "code_interpreter_call",
+    }
 )
+"""The items a model outputs: what a ``reasoning`` item may precede."""
+_CALL_ITEMS = frozenset(
+    {
+        "function_call",
+        "custom_tool_call",
+        "computer_call",
+        "local_shell_call",
+        "shell_call",
+        "apply_patch_call",
+    }
+)
+"""Calls the client runs: each one's ``<type>_output`` must follow ("No tool output found for ...")."""
 
 
 def check_responses(items: Sequence[Mapping[str, Any]], sent: Sequence[Mapping[str, Any]]) -> None:
-    """Responses input items: SDK types; every ``function_call`` answered by a later output with its
-    ``call_id`` and every output answering an earlier call; a ``reasoning`` item followed by the item that
+    """Responses input items: SDK types; every call the client runs (``function_call``,
+    ``custom_tool_call``, ...) answered by a later output of its kind and every output answering an
+    earlier call; a ``reasoning`` item followed by the item that
     followed it when it was sent (its required following item)."""
     from openai.types.responses import ResponseInputItemParam
 
@@ -146,15 +174,17 @@ def check_responses(items: Sequence[Mapping[str, Any]], sent: Sequence[Mapping[s
         for k, item in enumerate(sent)
         if item.get("type") == "reasoning" and k + 1 < len(sent)
     }
-    called: set[str] = set()
-    answered: set[str] = set()
+    called: set[tuple[str, str]] = set()
+    answered: set[tuple[str, str]] = set()
     for k, item in enumerate(items):
         kind = item.get("type", "message")
-        if kind == "function_call":
-            called.add(item["call_id"])
-        elif kind == "function_call_output":
-            assert item["call_id"] in called, f"item {k}: output for {item['call_id']!r} before any call"
-            answered.add(item["call_id"])
+        if kind in _CALL_ITEMS:
+            called.add((kind, item["call_id"]))
+        elif kind.endswith("_output") and kind.removesuffix("_output") in _CALL_ITEMS:
+            # a local shell call's output names its call by ``id``, the others by ``call_id``
+            call = (kind.removesuffix("_output"), item.get("call_id") or item["id"])
+            assert call in called, f"item {k}: {kind} for {call[1]!r} before any call"
+            answered.add(call)
         elif kind == "reasoning":
             after = items[k + 1] if k + 1 < len(items) else None
             assert after is not None and after.get("type", "message") in (_OUTPUT_ITEMS | {"reasoning"}), (
@@ -165,7 +195,7 @@ def check_responses(items: Sequence[Mapping[str, Any]], sent: Sequence[Mapping[s
                     f"item {k}: reasoning {item['id']!r} no longer precedes the item it was sent before"
                 )
     missing = called - answered
-    assert not missing, f"no tool output found for function call {sorted(missing)}"
+    assert not missing, f"no tool output found for {sorted(missing)}"
 
 
 def _identity(item: Mapping[str, Any]) -> Any:
@@ -458,3 +488,58 @@ def check_ollama(messages: Sequence[Mapping[str, Any]]) -> None:
             while messages[j - 1]["role"] == "tool":
                 j -= 1
             assert messages[j - 1].get("tool_calls"), f"message {i}: results without their calls"
+
+
+def check_pydantic_ai(messages: Sequence[Mapping[str, Any]]) -> None:
+    """pydantic-ai messages in their JSON form: ``ModelMessagesTypeAdapter`` loads them; each response's
+    tool calls are answered (a ``tool-return`` or a ``retry-prompt`` with the call's id) in the request
+    right after it, and every answer answers a call of the response right before it (pydantic-ai maps
+    each to the provider's call and result, and the providers refuse one without the other); and
+    pydantic-ai's own Google model maps them to contents Gemini takes (`check_gemini`: two model turns
+    never side by side). That mapping itself sends a request's tool returns and a user prompt after
+    them as two user contents, so user contents side by side are joined before the check: that much is
+    pydantic-ai's, not the history's."""
+    import asyncio
+
+    from pydantic_ai.messages import ModelMessagesTypeAdapter
+    from pydantic_ai.models import ModelRequestParameters
+    from pydantic_ai.models.google import GoogleModel
+    from pydantic_ai.providers.google import GoogleProvider
+
+    try:
+        loaded = ModelMessagesTypeAdapter.validate_python(messages)
+    except pydantic.ValidationError as exc:
+        raise AssertionError(f"not pydantic-ai messages: {exc}") from None
+
+    def answers(message: Mapping[str, Any]) -> set[str]:
+        return {
+            p["tool_call_id"]
+            for p in message["parts"]
+            if p["part_kind"] == "tool-return" or (p["part_kind"] == "retry-prompt" and p.get("tool_name"))
+        }
+
+    for i, message in enumerate(messages):
+        calls = {p["tool_call_id"] for p in message["parts"] if p["part_kind"] == "tool-call"}
+        if message["kind"] == "response" and calls and i + 1 < len(messages):
+            following = messages[i + 1]
+            missing = calls - (answers(following) if following["kind"] == "request" else set())
+            assert not missing, f"message {i}: tool calls {sorted(missing)} not answered in the next request"
+        if message["kind"] == "request" and answers(message):
+            previous = messages[i - 1] if i else None
+            asked = (
+                {p["tool_call_id"] for p in previous["parts"] if p["part_kind"] == "tool-call"}
+                if previous is not None and previous["kind"] == "response"
+                else set()
+            )
+            stray = answers(message) - asked
+            assert not stray, f"message {i}: answers {sorted(stray)} to no call of the response before"
+    gemini = GoogleModel("gemini-2.5-flash", provider=GoogleProvider(api_key="not-used"))
+    _, mapped = asyncio.run(gemini._map_messages(loaded, ModelRequestParameters()))
+    contents: list[dict[str, Any]] = []
+    for content in map(dict, mapped):
+        if contents and content.get("role") == contents[-1].get("role") == "user":
+            contents[-1] = {**contents[-1], "parts": [*contents[-1]["parts"], *content["parts"]]}
+        else:
+            contents.append(content)
+    body = {"contents": contents}
+    check_gemini(body, body)

@@ -87,6 +87,17 @@ SENT: dict[str, bytes] = {
         '  {"role": "assistant", "content": "found it"}, {"role": "user", "content": "go on"}],\r\n'
         ' "stream": false, "options": {"num_ctx": 32768}}'
     ).encode(),
+    "pydantic-ai": (
+        '[\n  {"parts": [{"content": "fix it", "timestamp": "2026-12-06T03:57:53.223994Z",'
+        ' "part_kind": "user-prompt"}], "instructions": "You fix bugs.", "kind": "request"},\n'
+        '  {"parts": [{"tool_name": "read_file", "args": {"path": "a.py"}, "tool_call_id": "c1",'
+        ' "part_kind": "tool-call"}], "model_name": "gpt-5", "kind": "response"},\n'
+        '  {"parts": [{"tool_name": "read_file",'
+        f' "content": "{_LONG}", "tool_call_id": "c1", "part_kind": "tool-return"}}],'
+        ' "kind": "request"},\n'
+        '  {"parts": [{"content": "found it", "part_kind": "text"}], "kind": "response"},\n'
+        '  {"parts": [{"content": "go on", "part_kind": "user-prompt"}], "kind": "request"}\n]'
+    ).encode(),
     "bedrock": (
         '{"modelId": "amazon.nova-pro-v1:0", "system": [{"text": "You fix bugs."}],\n'
         ' "messages": [{"role": "user", "content": [{"text": "fix it"}]},\n'

@@ -324,3 +324,14 @@ def test_ollama_requests_stay_valid(body: dict[str, Any], plan: dict[str, Any]) 
     calls = [c for m in written["messages"] for c in m.get("tool_calls") or []]
     sent_calls = [c for m in sent["messages"] for c in m.get("tool_calls") or []]
     assert all(c in sent_calls for c in calls)
+
+
+@SETTINGS
+@given(messages=histories.pydantic_ai_messages(), plan=plans)
+def test_pydantic_ai_histories_stay_valid(messages: list[dict[str, Any]], plan: dict[str, Any]) -> None:
+    rules.check_pydantic_ai(messages)  # the generator's own histories are valid
+    sent = copy.deepcopy(messages)
+    written = write_back("pydantic-ai", {"messages": messages}, plan)["messages"]
+    assert messages == sent, "the caller's messages were mutated"
+    rules.check_pydantic_ai(written)
+    assert detect_format(written) == "pydantic-ai"

@@ -17,7 +17,12 @@ from tracetrim.formats._ollama import from_ollama, to_ollama
 from tracetrim.formats._openai_chat import from_openai_chat, to_openai_chat
 from tracetrim.formats._openai_responses import from_openai_responses, to_openai_responses
 from tracetrim.formats._openhands import from_openhands, to_openhands
-from tracetrim.formats._pydantic_ai import from_pydantic_ai, to_pydantic_ai
+from tracetrim.formats._pydantic_ai import (
+    from_pydantic_ai,
+    from_pydantic_ai_json,
+    to_pydantic_ai,
+    to_pydantic_ai_json,
+)
 from tracetrim.formats._readers import MESSAGES_KEY, READERS
 from tracetrim.formats._shape import JsonLines
 from tracetrim.formats._swe_agent import from_swe_agent_history, load_swe_agent_traj, to_swe_agent_history
@@ -62,6 +67,7 @@ __all__ = [
     "from_openai_responses",
     "from_openhands",
     "from_pydantic_ai",
+    "from_pydantic_ai_json",
     "from_swe_agent_history",
     "from_tau2",
     "history_format",
@@ -84,6 +90,7 @@ __all__ = [
     "to_openai_responses",
     "to_openhands",
     "to_pydantic_ai",
+    "to_pydantic_ai_json",
     "to_swe_agent_history",
     "to_tau2",
     "trajectory_items",

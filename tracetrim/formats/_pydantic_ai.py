@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tracetrim._json import strict_loads
@@ -20,6 +20,7 @@ _PART_ROLE = {
     "tool-return": "assistant",
     "retry-prompt": "assistant",
 }
+_KINDS = frozenset({"request", "response"})
 _OUTCOME = {"success": "success", "failed": "error", "denied": "denied", "interrupted": "interrupted"}
 _STATE = {"success": "success", "error": "failed", "denied": "denied", "interrupted": "interrupted"}
 
@@ -89,6 +90,65 @@ def from_pydantic_ai(messages: Sequence[Any]) -> list[Message]:
         dumped: list[dict[str, Any]] = ModelMessagesTypeAdapter.dump_python(list(messages), mode="json")
     except Exception as exc:  # pydantic raises several types for objects that are not pydantic-ai messages
         raise SnapshotError(f"not a list of pydantic-ai messages ({exc})") from None
+    return _from_dumped(dumped)
+
+
+def is_pydantic_ai_message(message: Any) -> bool:
+    """Whether ``message`` is a pydantic-ai message in its JSON form (``kind`` and ``parts``), by shape."""
+    return (
+        isinstance(message, dict)
+        and common.tag(message.get("kind")) in _KINDS
+        and isinstance(message.get("parts"), list)
+        and "role" not in message
+        and all(isinstance(p, dict) and isinstance(p.get("part_kind"), str) for p in message["parts"])
+    )
+
+
+def from_pydantic_ai_json(messages: Sequence[Any]) -> list[Message]:
+    """Convert pydantic-ai messages in their JSON form to neutral messages, without pydantic-ai.
+
+    The JSON form is what pydantic-ai's documented way to store a history writes
+    (``ModelMessagesTypeAdapter.dump_json(result.all_messages())``); it reads as `from_pydantic_ai`
+    reads the messages themselves. A message or part of the wrong shape raises `SnapshotError`
+    naming its place; the caller's messages are not changed.
+    """
+    common.require_sequence(messages, "messages", "pydantic-ai message objects")
+    for i, message in enumerate(messages):
+        message = common.require_dict(message, "a pydantic-ai message", message=i)
+        if common.tag(message.get("kind")) not in _KINDS:
+            raise SnapshotError(
+                f"kind must be 'request' or 'response', got {message.get('kind')!r}", message=i, field="kind"
+            )
+        parts = message.get("parts")
+        if not isinstance(parts, list):
+            raise SnapshotError("parts must be a list", message=i, field="parts")
+        for j, part in enumerate(parts):
+            _check_part(part, i, j)
+    return _from_dumped(copy.deepcopy(list(messages)))
+
+
+def _check_part(part: Any, i: int, j: int) -> None:
+    """A part of the JSON form holds what the reader reads, of the types it reads."""
+    if not isinstance(part, dict):
+        raise SnapshotError("a part must be an object", message=i, block=j)
+    kind = part.get("part_kind")
+    if not isinstance(kind, str):
+        raise SnapshotError("part_kind must be a string", message=i, block=j, field="part_kind")
+    needed: tuple[str, ...] = ()
+    if kind in ("tool-call", "tool-return") or (kind == "retry-prompt" and part.get("tool_name")):
+        needed = ("tool_call_id", "tool_name")
+    elif kind in ("system-prompt", "text", "thinking"):
+        needed = ("content",)
+    for key in needed:
+        common.require_str(part.get(key), key, message=i, block=j, field=key)
+    if kind == "tool-call" and not (part.get("args") is None or isinstance(part["args"], (str, dict))):
+        raise SnapshotError("args must be a string, an object or null", message=i, block=j, field="args")
+    if kind in ("tool-return", "retry-prompt", "user-prompt") and "content" not in part:
+        raise SnapshotError("a part of this kind needs content", message=i, block=j, field="content")
+
+
+def _from_dumped(dumped: list[dict[str, Any]]) -> list[Message]:
+    """Neutral messages for pydantic-ai messages in their JSON form (owned: their values are reused)."""
     seen: dict[str, int] = {}
     out: list[Message] = []
     for i, message in enumerate(dumped):
@@ -110,9 +170,10 @@ def from_pydantic_ai(messages: Sequence[Any]) -> list[Message]:
         if not pieces:
             pieces.append(("assistant" if message["kind"] == "response" else "user", [], {}))
         for k, (role, blocks, extras) in enumerate(pieces):
-            meta: dict[str, Any] = {"group": group}
-            if k == 0:
-                meta["message"] = skeleton
+            # Every piece carries the message's own fields: a drop may empty the first piece (a request's
+            # tool returns) and take it away, and the pieces left still write the request whole.
+            own = skeleton if k == 0 else copy.deepcopy(skeleton)
+            meta: dict[str, Any] = {"group": group, "message": own, common.POSITION: i}
             if extras:
                 meta["parts"] = extras
             out.append(
@@ -218,12 +279,26 @@ def to_pydantic_ai(messages: Sequence[Any]) -> list[ModelMessage]:
     ``ModelResponse`` parts. States other than ``success`` set the return's ``outcome``; a result's
     ``metadata`` becomes the ``ToolReturnPart``'s ``metadata``. A ``RetryPromptPart`` has no metadata field,
     so a result that came from one loses its ``metadata`` (the adapters re-derive tracetrim's marker from
-    the result text with `tracetrim.harness_adapter.restore_markers`).
+    the result text with `tracetrim.harness_adapter.restore_markers`). Two responses (or requests) that a
+    drop made neighbours are joined into one, each part keeping its own fields: Gemini refuses two model
+    turns in a row, and pydantic-ai's mappings pass them on as they are.
     """
     from pydantic_ai.messages import ModelMessagesTypeAdapter
 
+    out = to_pydantic_ai_json(messages)
+    try:
+        result: list[ModelMessage] = ModelMessagesTypeAdapter.validate_python(out)
+    except Exception as exc:  # a validation error here means a raw part no longer fits its message
+        raise SnapshotError(f"cannot build pydantic-ai messages ({exc})") from None
+    return result
+
+
+def to_pydantic_ai_json(messages: Sequence[Any]) -> list[dict[str, Any]]:
+    """Neutral messages as pydantic-ai messages in their JSON form (what ``ModelMessagesTypeAdapter``
+    dumps and loads), without pydantic-ai; `to_pydantic_ai` builds the messages themselves from it."""
     neutral = common.neutral_input(messages)
     out: list[dict[str, Any]] = []
+    positions: list[int | None] = []
     last_group: str | None = None
     for i, message in enumerate(neutral):
         meta = common.format_meta(message, FORMAT)
@@ -232,6 +307,7 @@ def to_pydantic_ai(messages: Sequence[Any]) -> list[ModelMessage]:
         joined = group is not None and group == last_group and bool(out)
         if "message" in meta and not joined:
             out.append({**copy.deepcopy(meta["message"]), "parts": []})
+            positions.append(common.position_of(meta))
             joined = True
         for j, block in enumerate(message["content"]):
             if block["type"] == "tool_call" and message["role"] != "assistant":
@@ -254,14 +330,15 @@ def to_pydantic_ai(messages: Sequence[Any]) -> list[ModelMessage]:
                 kind = "response"
             if not out or out[-1]["kind"] != kind:
                 out.append({"kind": kind, "parts": []})
+                positions.append(None)
                 joined = False
             record = recorded.get(str(j))
             if message["role"] == "system" and record is None and kind == "request":
                 record = {"part_kind": "system-prompt"}
             out[-1]["parts"].append(_block_to_part(block, record, kind, i, j))
         last_group = group
-    try:
-        result: list[ModelMessage] = ModelMessagesTypeAdapter.validate_python(out)
-    except Exception as exc:  # a validation error here means a raw part no longer fits its message
-        raise SnapshotError(f"cannot build pydantic-ai messages ({exc})") from None
-    return result
+    return common.join_turns(out, positions, "parts", role_of=_kind_of)
+
+
+def _kind_of(message: Mapping[str, Any]) -> Any:
+    return message.get("kind")

@@ -25,6 +25,7 @@ from tracetrim.formats._ollama import from_ollama, is_ollama_message, to_ollama
 from tracetrim.formats._openai_chat import from_openai_chat, to_openai_chat
 from tracetrim.formats._openai_responses import from_openai_responses, to_openai_responses
 from tracetrim.formats._openhands import from_openhands, is_openhands_event, to_openhands
+from tracetrim.formats._pydantic_ai import from_pydantic_ai_json, is_pydantic_ai_message, to_pydantic_ai_json
 from tracetrim.formats._request_body import read_request, write_request
 from tracetrim.formats._shape import JsonLines, describe
 from tracetrim.formats._swe_agent import from_swe_agent_history, to_swe_agent_history
@@ -190,6 +191,12 @@ _TABLE = (
         to_ai_sdk,
     ),
     HistoryFormat(
+        "pydantic-ai",
+        "pydantic-ai messages as JSON (ModelMessagesTypeAdapter.dump_json: requests and responses of parts)",
+        _one_arg(from_pydantic_ai_json),
+        _messages_only(to_pydantic_ai_json),
+    ),
+    HistoryFormat(
         "langchain",
         "LangChain messages as JSON (messages_to_dict or dumpd form)",
         _one_arg(from_langchain_json),
@@ -317,6 +324,8 @@ def detect_messages(messages: Sequence[Any]) -> str:
         return "neutral"
     if any(is_langchain_json(m) for m in items):
         return "langchain"
+    if any(is_pydantic_ai_message(m) for m in items):
+        return "pydantic-ai"
     if any(is_gemini_content(m) for m in items):
         return "gemini"
     if any(tag(m.get("type")) in _RESPONSES_TYPES for m in items):

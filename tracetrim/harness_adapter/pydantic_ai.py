@@ -62,6 +62,7 @@ class TracetrimHistoryProcessor(WindowedAdapter):
             context_window=getattr(getattr(ctx, "model", None), "context_window", None),
             private=True,
             read_only=_run_read_only(ctx) if self.eligible_read_only else (),
+            join_turns=False,  # `to_pydantic_ai` joins responses a drop made neighbours, part fields kept
         )
         if result.messages is None:
             return messages
