@@ -259,7 +259,8 @@ def responses_inputs(draw: st.DrawFn) -> list[dict[str, Any]]:
 @st.composite
 def langchain_histories(draw: st.DrawFn) -> list[Any]:
     """LangChain messages: ``AIMessage`` with ``tool_calls`` (content a string, or Anthropic-style content
-    blocks that repeat each call as a ``tool_use`` block), one ``ToolMessage`` per call."""
+    blocks, some with a ``cache_control``, that repeat each call as a ``tool_use`` block), one
+    ``ToolMessage`` per call."""
     from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
     ids = _Ids()
@@ -273,7 +274,8 @@ def langchain_histories(draw: st.DrawFn) -> list[Any]:
             )
         content: Any
         if draw(st.booleans()):  # the shape ChatAnthropic returns
-            content = [{"type": "text", "text": draw(_text)}] if draw(st.booleans()) else []
+            text = {"type": "text", "text": draw(_text), **_cache_control(draw)}
+            content = [text] if draw(st.booleans()) else []
             content += [
                 {
                     "type": "tool_use",

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import copy
 import itertools
+import json
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -13,7 +15,9 @@ from hypothesis import given
 from tests import _provider_histories as histories
 from tests import _provider_rules as rules
 from tests._compact_plans import SETTINGS, compact, plans, write_back
+from tracetrim._marker import is_tombstone
 from tracetrim.formats import HISTORY_FORMATS, detect_format, from_langchain, to_langchain
+from tracetrim.harness_adapter._turns import join_bared_turns
 
 
 def _extras_keep_their_blocks(sent: dict[str, Any], written: dict[str, Any]) -> None:
@@ -78,6 +82,39 @@ def test_langchain_messages_stay_valid_for_both_providers(messages: list[Any], p
     written = to_langchain(compact(from_langchain(messages), plan))
     rules.check_langchain_for_anthropic(written)
     rules.check_langchain_for_openai(written)
+
+
+@SETTINGS
+@given(messages=histories.langchain_histories(), plan=plans)
+def test_langchain_turns_the_adapters_join_keep_each_blocks_own_fields(
+    messages: list[Any], plan: dict[str, Any]
+) -> None:
+    """The adapters join a turn a drop left without its calls to the next assistant turn
+    (`join_bared_turns`); the blocks moved into it keep their own fields, so a ``cache_control``
+    breakpoint neither goes nor moves onto another block."""
+    before = from_langchain(messages)
+    written = to_langchain(join_bared_turns(before, compact(before, plan)))
+    rules.check_langchain_for_anthropic(written)
+    rules.check_langchain_for_openai(written)
+
+    def text_parts(history: list[Any]) -> Counter[str]:
+        """Each text part of the model's turns (a string content is one) and its fields."""
+        return Counter(
+            json.dumps(part, sort_keys=True)
+            for message in history
+            if message.type == "ai"
+            for part in (
+                message.content
+                if isinstance(message.content, list)
+                else [{"type": "text", "text": message.content}]
+            )
+            if isinstance(part, dict)
+            and part.get("type") == "text"
+            and part["text"]
+            and not is_tombstone(part)
+        )
+
+    assert not text_parts(written) - text_parts(messages), "a text block lost or gained a field"
 
 
 @SETTINGS

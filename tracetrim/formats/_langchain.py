@@ -14,21 +14,28 @@ if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
 
 FORMAT = "langchain"
+BLOCK_EXTRAS = common.meta_key(FORMAT)
+"""The key on a text or reasoning block holding its part's other fields (on a raw block, whether it
+repeats a call)."""
+_REPEATS_CALL = "repeats_call"
 _ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "assistant"}
 _TEXT_FIELD = {"text": "text", "thinking": "thinking", "reasoning": "reasoning"}
 _MAPPED = frozenset({"content", "type", "id", "name", "tool_calls", "tool_call_id", "status"})
 
 
-def _part_to_block(part: Any, j: int, part_extras: dict[str, Any]) -> Block:
+def _part_to_block(part: Any) -> Block:
     if isinstance(part, dict) and common.tag(part.get("type")) in _TEXT_FIELD:
         field = _TEXT_FIELD[part["type"]]
         text = part.get(field)
         if isinstance(text, str):
             rest = {k: v for k, v in part.items() if k != field}
             kind = "text" if part["type"] == "text" else "thinking"
+            block: Block = {"type": kind, kind: text}
             if rest != {"type": "text" if kind == "text" else "reasoning"}:
-                part_extras[str(j)] = copy.deepcopy(rest)
-            return {"type": kind, kind: text}
+                # On the block, not the message: a block moved into another message (a joined turn)
+                # takes its own fields (an "extras" cache_control) with it.
+                block[BLOCK_EXTRAS] = copy.deepcopy(rest)
+            return block
     return common.raw_block(FORMAT, copy.deepcopy(part))
 
 
@@ -38,11 +45,7 @@ def _blocks_of(content: Any, i: int, meta: dict[str, Any]) -> list[Block]:
     if not isinstance(content, list):
         raise SnapshotError("content must be a string or a list", message=i, field="content")
     meta["content"] = "list"
-    part_extras: dict[str, Any] = {}
-    blocks = [_part_to_block(part, j, part_extras) for j, part in enumerate(content)]
-    if part_extras:
-        meta["parts"] = part_extras
-    return blocks
+    return [_part_to_block(part) for part in content]
 
 
 def _extras(message: BaseMessage, i: int) -> dict[str, Any]:
@@ -135,7 +138,6 @@ def from_langchain(messages: Sequence[Any]) -> list[Message]:
             else:
                 sub: dict[str, Any] = {}
                 output = _blocks_of(message.content, i, sub)
-                meta["output_parts"] = sub.get("parts", {})
             if message.name is not None:
                 meta["tool_name"] = True
             status = getattr(message, "status", "success")
@@ -178,9 +180,11 @@ def from_langchain(messages: Sequence[Any]) -> list[Message]:
                 )
             if invented:
                 meta["invented_call_ids"] = invented
-            repeated = [b["value"]["id"] for b in blocks if _repeats_a_call(b) and b["value"]["id"] in names]
-            if repeated:
-                meta["call_parts"] = repeated
+            for block in blocks:
+                if _repeats_a_call(block) and block["value"]["id"] in names:
+                    # Marked on the block: a joined turn moves it into a message whose own record
+                    # would not name it, and it must still go when its call goes.
+                    block[BLOCK_EXTRAS] = {_REPEATS_CALL: True}
             neutral["content"] = blocks
         extra = _extras(message, i)
         response_metadata = extra.get("response_metadata")
@@ -219,7 +223,9 @@ def _content(
             part = {"type": "reasoning"}
         else:
             raise common.unsupported("LangChain content", block, i, k)
-        part.update(copy.deepcopy(part_extras.get(str(k), {})))
+        # Snapshots archived before block extras kept a message's part fields by index.
+        extras = block.get(BLOCK_EXTRAS, part_extras.get(str(k)))
+        part.update(copy.deepcopy(extras) if isinstance(extras, dict) else {})
         part[_TEXT_FIELD[part["type"]] if part["type"] in _TEXT_FIELD else block["type"]] = block[
             "text" if block["type"] == "text" else "thinking"
         ]
@@ -240,7 +246,7 @@ def _convert(message: Message, i: int) -> list[BaseMessage]:
     # A content part that repeats a call goes with the call: a tool_use block whose call was dropped would
     # reach the provider with no tool_result (langchain-anthropic sends the content blocks as they are).
     present = {b["id"] for b in message["content"] if b["type"] == "tool_call"}
-    gone = set(meta.get("call_parts", [])) - present
+    recorded = set(meta.get("call_parts", []))  # how snapshots archived before the mark named them
     started = False
 
     def next_id() -> str | None:
@@ -317,7 +323,11 @@ def _convert(message: Message, i: int) -> list[BaseMessage]:
                     "type": "tool_call",
                 }
             )
-        elif _repeats_a_call(block) and block["value"]["id"] in gone:
+        elif (
+            _repeats_a_call(block)
+            and (common.recorded(block, BLOCK_EXTRAS).get(_REPEATS_CALL) or block["value"]["id"] in recorded)
+            and block["value"]["id"] not in present
+        ):
             continue
         elif kind in ("text", "thinking") or common.is_raw(block, FORMAT):
             # Text after calls stays in their AIMessage: a message of its own would stand between the
