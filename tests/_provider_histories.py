@@ -803,7 +803,7 @@ def ollama_requests(draw: st.DrawFn) -> dict[str, Any]:
 def pydantic_ai_messages(draw: st.DrawFn) -> list[dict[str, Any]]:
     """A pydantic-ai history in its JSON form, made with pydantic-ai's own message types and dumped as
     ``ModelMessagesTypeAdapter`` stores it: a system and a user prompt, then responses (thinking, text,
-    tool calls with object or string arguments) each answered by a request of tool returns (some
+    tool calls with object or string arguments, some with a provider's item id and details) each answered by a request of tool returns (some
     retried), sometimes with a user prompt after them."""
     from pydantic_ai.messages import (
         ModelMessage,
@@ -836,6 +836,8 @@ def pydantic_ai_messages(draw: st.DrawFn) -> list[dict[str, Any]]:
             call = ToolCallPart(
                 draw(_tools), json.dumps(args) if draw(st.booleans()) else args, tool_call_id=f"call_{n:04d}"
             )
+            if draw(st.booleans()):  # a provider's own item id and details (OpenAI Responses, Gemini)
+                call.id, call.provider_details = f"fc_{n:04d}", {"signature": f"sig-{n}"}
             calls.append(call)
             parts.append(call)
         if not parts:

@@ -372,3 +372,9 @@ def test_pydantic_ai_histories_stay_valid(messages: list[dict[str, Any]], plan: 
     assert messages == sent, "the caller's messages were mutated"
     rules.check_pydantic_ai(written)
     assert detect_format(written) == "pydantic-ai"
+    # every call left is the part that was sent, its own fields and no other call's
+    sent_calls = {p["tool_call_id"]: p for m in sent for p in m["parts"] if p["part_kind"] == "tool-call"}
+    for message in written:
+        for part in message["parts"]:
+            if part["part_kind"] == "tool-call":
+                assert part == sent_calls[part["tool_call_id"]], "a call part changed"

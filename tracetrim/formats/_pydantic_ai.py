@@ -14,6 +14,8 @@ if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
 
 FORMAT = "pydantic_ai"
+BLOCK_EXTRAS = common.meta_key(FORMAT)
+"""The key on a block holding its part's fields that the neutral block has no place for."""
 _PART_ROLE = {
     "system-prompt": "system",
     "user-prompt": "user",
@@ -154,7 +156,7 @@ def _from_dumped(dumped: list[dict[str, Any]]) -> list[Message]:
     for i, message in enumerate(dumped):
         skeleton = {k: v for k, v in message.items() if k != "parts"}
         group = common.message_id("pa-", message, seen, i)
-        pieces: list[tuple[str, list[Block], dict[str, Any]]] = []
+        pieces: list[tuple[str, list[Block]]] = []
         for part in message["parts"]:
             role = (
                 "assistant"
@@ -162,20 +164,20 @@ def _from_dumped(dumped: list[dict[str, Any]]) -> list[Message]:
                 else _PART_ROLE.get(part.get("part_kind", ""), "assistant")
             )
             block, extra = _part_to_block(part)
-            if not pieces or pieces[-1][0] != role:
-                pieces.append((role, [], {}))
             if extra:
-                pieces[-1][2][str(len(pieces[-1][1]))] = extra
+                # On the block, not by its place in the message: a drop before it, or a joined turn,
+                # moves it, and its fields (a call's own id) must not become another part's.
+                block[BLOCK_EXTRAS] = extra
+            if not pieces or pieces[-1][0] != role:
+                pieces.append((role, []))
             pieces[-1][1].append(block)
         if not pieces:
-            pieces.append(("assistant" if message["kind"] == "response" else "user", [], {}))
-        for k, (role, blocks, extras) in enumerate(pieces):
+            pieces.append(("assistant" if message["kind"] == "response" else "user", []))
+        for k, (role, blocks) in enumerate(pieces):
             # Every piece carries the message's own fields: a drop may empty the first piece (a request's
             # tool returns) and take it away, and the pieces left still write the request whole.
             own = skeleton if k == 0 else copy.deepcopy(skeleton)
             meta: dict[str, Any] = {"group": group, "message": own, common.POSITION: i}
-            if extras:
-                meta["parts"] = extras
             out.append(
                 common.attach_meta(
                     {"id": group if k == 0 else f"{group}.{k}", "role": role, "content": blocks}, FORMAT, meta
@@ -332,7 +334,8 @@ def to_pydantic_ai_json(messages: Sequence[Any]) -> list[dict[str, Any]]:
                 out.append({"kind": kind, "parts": []})
                 positions.append(None)
                 joined = False
-            record = recorded.get(str(j))
+            # Snapshots archived before block extras kept a message's part fields by place.
+            record = block.get(BLOCK_EXTRAS, recorded.get(str(j)))
             if message["role"] == "system" and record is None and kind == "request":
                 record = {"part_kind": "system-prompt"}
             out[-1]["parts"].append(_block_to_part(block, record, kind, i, j))
