@@ -803,8 +803,8 @@ def ollama_requests(draw: st.DrawFn) -> dict[str, Any]:
 def pydantic_ai_messages(draw: st.DrawFn) -> list[dict[str, Any]]:
     """A pydantic-ai history in its JSON form, made with pydantic-ai's own message types and dumped as
     ``ModelMessagesTypeAdapter`` stores it: a system and a user prompt, then responses (thinking, text,
-    tool calls with object or string arguments, some with a provider's item id and details) each answered by a request of tool returns (some
-    retried), sometimes with a user prompt after them."""
+    tool calls with object or string arguments, some with a provider's item id and details) each
+    answered by a request of tool returns (some retried), sometimes with a user prompt after them."""
     from pydantic_ai.messages import (
         ModelMessage,
         ModelMessagesTypeAdapter,

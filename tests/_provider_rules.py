@@ -18,7 +18,8 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import pydantic
@@ -543,3 +544,42 @@ def check_pydantic_ai(messages: Sequence[Mapping[str, Any]]) -> None:
             contents.append(content)
     body = {"contents": contents}
     check_gemini(body, body)
+
+
+def _found(value: Any, pick: Callable[[Mapping[str, Any]], Any]) -> Iterator[Any]:
+    """What ``pick`` finds in every object of ``value`` (at any depth; None: nothing there)."""
+    if isinstance(value, Mapping):
+        found = pick(value)
+        if found is not None:
+            yield found
+        for item in value.values():
+            yield from _found(item, pick)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _found(item, pick)
+
+
+CALLS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
+    "anthropic": lambda d: d if d.get("type") in ("tool_use", "server_tool_use") else None,
+    "openai": lambda d: d if d.get("type") == "function" and "function" in d and "id" in d else None,
+    "responses": lambda d: (
+        d if str(d.get("type")).endswith("_call") or d.get("type") == "reasoning" else None
+    ),
+    "gemini": lambda d: d.get("functionCall") or d.get("function_call"),
+    "bedrock": lambda d: d.get("toolUse"),
+    "ollama": lambda d: d if isinstance(d.get("function"), Mapping) else None,
+    "ai-sdk": lambda d: d if d.get("type") == "tool-call" else None,
+    "pydantic-ai": lambda d: d if d.get("part_kind") == "tool-call" else None,
+    "gemini-cli": lambda d: {k: d[k] for k in ("id", "name", "args")} if "args" in d and "id" in d else None,
+    "tau2": lambda d: d if {"id", "name", "arguments"} <= d.keys() else None,
+}
+"""Each format's calls, as the provider sees them: what a plan must write back as it was sent."""
+
+
+def check_calls_as_sent(fmt: str, written: Any, sent: Any) -> None:
+    """Every call in ``written`` is one ``sent`` holds, with all its fields (none gained, lost or taken
+    from another call): a compaction keeps a call whole or drops it."""
+    pick = CALLS[fmt]
+    left = Counter(json.dumps(c, sort_keys=True) for c in _found(written, pick))
+    changed = left - Counter(json.dumps(c, sort_keys=True) for c in _found(sent, pick))
+    assert not changed, f"calls not as they were sent: {sorted(changed)[:2]}"

@@ -43,6 +43,7 @@ def test_anthropic_requests_stay_valid(body: dict[str, Any], plan: dict[str, Any
     assert body == sent, "the caller's request was mutated"
     rules.check_anthropic(written)
     _extras_keep_their_blocks(sent, written)
+    rules.check_calls_as_sent("anthropic", written, sent)
     assert [k for k in written if k != "system"] == [k for k in sent if k != "system"] or set(written) >= set(
         sent
     )
@@ -57,6 +58,7 @@ def test_anthropic_requests_stay_valid(body: dict[str, Any], plan: dict[str, Any
 def test_openai_chat_histories_stay_valid(messages: list[dict[str, Any]], plan: dict[str, Any]) -> None:
     written = write_back("openai", {"messages": messages}, plan)["messages"]
     rules.check_openai_chat(written)
+    rules.check_calls_as_sent("openai", written, messages)
     # chat templates of OpenAI-compatible servers want user and assistant turns to alternate: a turn a
     # drop left ending in its tombstone joins the assistant turn after it
     for a, b in itertools.pairwise(written):
@@ -72,6 +74,7 @@ def test_openai_chat_histories_stay_valid(messages: list[dict[str, Any]], plan: 
 def test_responses_inputs_stay_valid(items: list[dict[str, Any]], plan: dict[str, Any]) -> None:
     written = write_back("responses", {"messages": items}, plan)["messages"]
     rules.check_responses(written, items)
+    rules.check_calls_as_sent("responses", written, items)
     assert detect_format(written) == "responses"
 
 
@@ -175,6 +178,10 @@ def test_the_rules_catch_what_providers_refuse() -> None:
     ]
     with pytest.raises(AssertionError, match="required following item"):
         rules.check_responses([reasoning[0], reasoning[1]], reasoning)
+    moved = copy.deepcopy(reasoning)
+    moved[2]["id"] = "fc_of_another_call"  # a field taken from another call
+    with pytest.raises(AssertionError, match="not as they were sent"):
+        rules.check_calls_as_sent("responses", moved, reasoning)
     with pytest.raises(AssertionError, match="has no observation"):
         rules.check_swe_agent(
             [
@@ -279,6 +286,7 @@ def test_claude_code_sessions_stay_valid(body: dict[str, Any], plan: dict[str, A
     written = shape.write(compact(shape.read(entries, {}), plan))["messages"]
     sent = [e["message"] for e in written if e.get("type") in ("user", "assistant")]
     rules.check_anthropic({"model": body["model"], "max_tokens": body["max_tokens"], "messages": sent})
+    rules.check_calls_as_sent("anthropic", sent, body)
     assert detect_format(written) == "claude-code"
 
 
@@ -292,6 +300,7 @@ def test_codex_rollouts_stay_valid(items: list[dict[str, Any]], plan: dict[str, 
     written = shape.write(compact(shape.read(lines, {}), plan))["messages"]
     payloads = [line["payload"] for line in written if line["type"] == "response_item"]
     rules.check_responses(payloads, items)
+    rules.check_calls_as_sent("responses", payloads, items)
     assert detect_format(written) == "codex"
 
 
@@ -304,6 +313,7 @@ def test_gemini_requests_stay_valid(body: dict[str, Any], plan: dict[str, Any]) 
     assert body == sent, "the caller's request was mutated"
     rules.check_gemini(written, sent)
     assert list(written) == list(sent)
+    rules.check_calls_as_sent("gemini", written, sent)
     assert {k: written[k] for k in sent if k != "contents"} == {k: sent[k] for k in sent if k != "contents"}
     assert detect_format(written) == "gemini"
 
@@ -316,6 +326,7 @@ def test_bedrock_requests_stay_valid(body: dict[str, Any], plan: dict[str, Any])
     written = write_back("bedrock", body, plan)
     assert body == sent, "the caller's request was mutated"
     rules.check_bedrock(written["messages"], sent["messages"])
+    rules.check_calls_as_sent("bedrock", written, sent)
     assert list(written) == list(sent)
     assert {k: written[k] for k in sent if k != "messages"} == {k: sent[k] for k in sent if k != "messages"}
     assert detect_format(written) == "bedrock"
@@ -329,6 +340,7 @@ def test_gemini_cli_sessions_stay_valid(session: dict[str, Any], plan: dict[str,
     written = write_back("gemini-cli", session, plan)
     assert session == sent, "the caller's session was mutated"
     rules.check_gemini_cli(written["messages"], sent["messages"])
+    rules.check_calls_as_sent("gemini-cli", written, sent)
     assert {k: v for k, v in written.items() if k != "messages"} == {
         k: v for k, v in sent.items() if k != "messages"
     }
@@ -343,6 +355,7 @@ def test_ai_sdk_messages_stay_valid(messages: list[dict[str, Any]], plan: dict[s
     written = write_back("ai-sdk", {"messages": messages}, plan)["messages"]
     assert messages == sent, "the caller's messages were mutated"
     rules.check_ai_sdk(written, sent)
+    rules.check_calls_as_sent("ai-sdk", written, sent)
     assert detect_format(written) == "ai-sdk" or not any(m["role"] == "tool" for m in written)
 
 
@@ -358,9 +371,7 @@ def test_ollama_requests_stay_valid(body: dict[str, Any], plan: dict[str, Any]) 
     assert {k: written[k] for k in sent if k != "messages"} == {k: sent[k] for k in sent if k != "messages"}
     assert detect_format(written) == "ollama" or not any(m.get("tool_calls") for m in written["messages"])
     # no id tracetrim invented to pair the calls is written, and every call stays as Ollama had it
-    calls = [c for m in written["messages"] for c in m.get("tool_calls") or []]
-    sent_calls = [c for m in sent["messages"] for c in m.get("tool_calls") or []]
-    assert all(c in sent_calls for c in calls)
+    rules.check_calls_as_sent("ollama", written, sent)
 
 
 @SETTINGS
@@ -372,9 +383,4 @@ def test_pydantic_ai_histories_stay_valid(messages: list[dict[str, Any]], plan: 
     assert messages == sent, "the caller's messages were mutated"
     rules.check_pydantic_ai(written)
     assert detect_format(written) == "pydantic-ai"
-    # every call left is the part that was sent, its own fields and no other call's
-    sent_calls = {p["tool_call_id"]: p for m in sent for p in m["parts"] if p["part_kind"] == "tool-call"}
-    for message in written:
-        for part in message["parts"]:
-            if part["part_kind"] == "tool-call":
-                assert part == sent_calls[part["tool_call_id"]], "a call part changed"
+    rules.check_calls_as_sent("pydantic-ai", written, sent)  # its own fields, no other call's

@@ -46,6 +46,7 @@ def test_tau2_simulations_stay_valid(messages: list[dict[str, Any]], plan: dict[
     shape = HISTORY_FORMATS["tau2"]
     written = shape.write(compact(shape.read(messages, {}), plan))["messages"]
     agents.check_tau2(written)
+    rules.check_calls_as_sent("tau2", written, messages)
 
 
 @SETTINGS
@@ -55,6 +56,7 @@ def test_chat_request_bodies_stay_valid(messages: list[dict[str, Any]], plan: di
     assert detect_format(body) == "openai"
     written = write_back("openai", body, plan)
     rules.check_openai_chat(written["messages"])
+    rules.check_calls_as_sent("openai", written, body)
     assert list(written) == list(body) and written["model"] == "gpt-4.1"
 
 
@@ -65,4 +67,5 @@ def test_responses_request_bodies_stay_valid(items: list[dict[str, Any]], plan: 
     assert detect_format(body) == "responses-request"
     written = write_back("responses-request", body, plan)
     rules.check_responses(written["input"], items)
+    rules.check_calls_as_sent("responses", written, body)
     assert list(written) == list(body)
