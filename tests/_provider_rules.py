@@ -576,10 +576,30 @@ CALLS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
 """Each format's calls, as the provider sees them: what a plan must write back as it was sent."""
 
 
+RESULTS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
+    "anthropic": lambda d: d if d.get("type") == "tool_result" else None,
+    "openai": lambda d: d if d.get("role") == "tool" else None,
+    "responses": lambda d: d if str(d.get("type")).endswith("_output") else None,
+    "gemini": lambda d: d.get("functionResponse") or d.get("function_response"),
+    "bedrock": lambda d: d.get("toolResult"),
+    "ollama": lambda d: d if d.get("role") == "tool" else None,
+    "ai-sdk": lambda d: d if d.get("type") == "tool-result" else None,
+    "pydantic-ai": lambda d: d if d.get("part_kind") == "tool-return" else None,
+    "gemini-cli": lambda d: d.get("result") if "args" in d and "id" in d else None,
+    "tau2": lambda d: d if d.get("role") == "tool" else None,
+}
+"""Each format's tool results: what a plan writes back as sent unless it shortened them (with a marker)."""
+
+
 def check_calls_as_sent(fmt: str, written: Any, sent: Any) -> None:
     """Every call in ``written`` is one ``sent`` holds, with all its fields (none gained, lost or taken
-    from another call): a compaction keeps a call whole or drops it."""
+    from another call): a compaction keeps a call whole or drops it. Every result is one ``sent``
+    holds, or one tracetrim shortened (its marker says so)."""
     pick = CALLS[fmt]
     left = Counter(json.dumps(c, sort_keys=True) for c in _found(written, pick))
     changed = left - Counter(json.dumps(c, sort_keys=True) for c in _found(sent, pick))
     assert not changed, f"calls not as they were sent: {sorted(changed)[:2]}"
+    results = Counter(json.dumps(r, sort_keys=True) for r in _found(written, RESULTS[fmt]))
+    changed = results - Counter(json.dumps(r, sort_keys=True) for r in _found(sent, RESULTS[fmt]))
+    unmarked = [r for r in changed if "tracetrim" not in r]
+    assert not unmarked, f"results changed with no marker: {unmarked[:2]}"
