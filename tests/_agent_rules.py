@@ -5,6 +5,7 @@ observation uniqueness, batch atomicity) and its ``events_to_messages`` projecti
 only a batch's first action has a thought, then the chat rules on what it sends. ATIF: the ``atif``
 package's ``Trajectory`` model and its step rule (each result answers a call of its step). tau2-bench: the
 agent's view of a simulation (the user simulator's own calls are not in it) under the chat rules.
+Google ADK: the contents its request builder sends from a session's events, under Gemini's rules.
 """
 
 from __future__ import annotations
@@ -158,3 +159,40 @@ def check_tau2(messages: Sequence[Mapping[str, Any]]) -> None:
     """The agent's view (and the user simulator's) of a simulation keep the chat rules."""
     check_openai_chat(_tau2_side(messages, "assistant"))
     check_openai_chat(_tau2_side(messages, "user"))
+
+
+def adk_contents(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """What ADK sends for a session's events: each turn's content in order (its request builder skips
+    events without one), after the last compaction."""
+    start = max(
+        (i + 1 for i, e in enumerate(events) if (e.get("actions") or {}).get("compaction") is not None),
+        default=0,
+    )
+    return [dict(e["content"]) for e in events[start:] if e.get("content") and e["content"].get("parts")]
+
+
+def check_adk(session: Mapping[str, Any], sent: Mapping[str, Any]) -> None:
+    """An ADK session: each event is an ADK event (its own ``id`` and ``invocationId``, ids unique),
+    the events without a turn are where they were, and the contents ADK sends from it keep Gemini's
+    rules (`check_gemini`: model turns never side by side, each call answered in the next turn, by
+    ADK's ids). ADK itself sends a call's response and a user's next message as two user contents, so
+    user contents side by side are joined first: that much is ADK's, not the history's."""
+    from tests._provider_rules import check_gemini
+
+    events = session["events"]
+    ids = [e["id"] for e in events]
+    assert len(ids) == len(set(ids)), "an event id twice"
+    assert all(isinstance(e.get("invocationId", e.get("invocation_id")), str) for e in events)
+    quiet = [e for e in sent["events"] if not (e.get("content") or {}).get("parts")]
+    assert [e for e in events if not (e.get("content") or {}).get("parts")] == quiet, "an event moved"
+
+    def joined(contents: list[dict[str, Any]]) -> dict[str, Any]:
+        out: list[dict[str, Any]] = []
+        for content in contents:
+            if out and content.get("role") == out[-1].get("role") == "user":
+                out[-1] = {**out[-1], "parts": [*out[-1]["parts"], *content["parts"]]}
+            else:
+                out.append(content)
+        return {"contents": out}
+
+    check_gemini(joined(adk_contents(events)), joined(adk_contents(sent["events"])))

@@ -854,3 +854,65 @@ def pydantic_ai_messages(draw: st.DrawFn) -> list[dict[str, Any]]:
         messages.append(ModelRequest(parts=answers))
     dumped: list[dict[str, Any]] = ModelMessagesTypeAdapter.dump_python(messages, mode="json")
     return dumped
+
+
+def _adk_event(n: int, author: str, content: dict[str, Any] | None = None, **actions: Any) -> dict[str, Any]:
+    event: dict[str, Any] = {} if content is None else {"content": content}
+    event.update(
+        {
+            "invocationId": f"e-{n // 10:04d}",
+            "author": author,
+            "actions": {"stateDelta": {}, "artifactDelta": {}, **actions},
+            "id": f"ev-{n:04d}",
+            "timestamp": 1796532212.5 + n,
+        }
+    )
+    return event
+
+
+@st.composite
+def adk_sessions(draw: st.DrawFn) -> dict[str, Any]:
+    """A Google ADK session as ``adk run --save_session`` writes it: a user event, then model events
+    (text, ``adk-`` id calls) each answered by a function response event (``{"result": text}``), some
+    user events, some events that only change state, and sometimes ADK's own compaction early on."""
+    ids = _Ids()
+    count = iter(range(1000))
+    events = [_adk_event(next(count), "user", {"role": "user", "parts": [{"text": draw(_text)}]})]
+    if draw(st.integers(0, 3)) == 0:
+        summary = {"role": "model", "parts": [{"text": "summary of the start"}]}
+        compaction = {"startTimestamp": 0.0, "endTimestamp": 1.0, "compactedContent": summary}
+        events.append(_adk_event(next(count), "user", compaction=compaction))
+    for _ in range(draw(st.integers(1, 6))):
+        parts: list[dict[str, Any]] = [{"text": draw(_text)}] if draw(st.booleans()) else []
+        calls = []
+        for _ in range(draw(st.integers(0, 3))):
+            n = ids.next()
+            calls.append({"id": f"adk-{n:04d}", "args": _args(draw, n), "name": draw(_tools)})
+        parts += [{"functionCall": call} for call in calls]
+        if not parts:
+            parts.append({"text": draw(_text)})
+        events.append(_adk_event(next(count), "coder", {"parts": parts, "role": "model"}))
+        if calls:
+            answers = [
+                {
+                    "functionResponse": {
+                        "id": c["id"],
+                        "name": c["name"],
+                        "response": {"result": _output(draw, c["id"])},
+                    }
+                }
+                for c in calls
+            ]
+            events.append(_adk_event(next(count), "coder", {"parts": answers, "role": "user"}))
+        if draw(st.integers(0, 3)) == 0:
+            events.append(_adk_event(next(count), "coder", stateDelta={"step": len(events)}))
+        if draw(st.booleans()) or not calls:  # a reply without calls ends the turn: the user speaks next
+            events.append(_adk_event(next(count), "user", {"role": "user", "parts": [{"text": draw(_text)}]}))
+    return {
+        "id": "s1",
+        "appName": "fixer",
+        "userId": "u1",
+        "state": {},
+        "events": events,
+        "lastUpdateTime": 1.5,
+    }

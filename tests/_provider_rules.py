@@ -586,7 +586,7 @@ RESULTS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
     "ai-sdk": lambda d: d if d.get("type") == "tool-result" else None,
     "pydantic-ai": lambda d: d if d.get("part_kind") == "tool-return" else None,
     "gemini-cli": lambda d: d.get("result") if "args" in d and "id" in d else None,
-    "tau2": lambda d: d if d.get("role") == "tool" else None,
+    "tau2": lambda d: d if d.get("role") == "tool" and "tool_messages" not in d else None,  # not a batch
 }
 """Each format's tool results: what a plan writes back as sent unless it shortened them (with a marker)."""
 

@@ -110,6 +110,8 @@ SENT: dict[str, bytes] = {
         '\t"inferenceConfig": {"maxTokens": 512}}'
     ).encode(),
 }
+# A session the real google-adk wrote, as it wrote it (no final line end).
+SENT["adk"] = (SHAPES / "agents" / "adk_session.json").read_bytes()
 
 
 async def _compact(archive: Any, fmt: str) -> str:

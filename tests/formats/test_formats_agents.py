@@ -1,6 +1,6 @@
-"""The history files today's agents write: Claude Code, Codex CLI, OpenHands, ATIF, tau2-bench and
-request bodies are detected by shape, read, written back unchanged, and compacted in ENFORCE into a
-file of the same format whose other entries stay where they were.
+"""The history files today's agents write: Claude Code, Codex CLI, OpenHands, ATIF, tau2-bench, Google
+ADK sessions and request bodies are detected by shape, read, written back unchanged, and compacted in
+ENFORCE into a file of the same format whose other entries stay where they were.
 
 Fixtures are in tests/data/agents (see its README for where each shape comes from).
 """
@@ -43,6 +43,7 @@ FILES = [
     ("request_openai.json", "openai", ("read_file", "run")),
     ("request_anthropic.json", "anthropic", ("read_file", "run")),
     ("request_responses.json", "responses-request", ("read_file", "run")),
+    ("adk_session.json", "adk", ("read_file",)),
 ]
 IDS = [f[1] for f in FILES]
 

@@ -93,6 +93,7 @@ def test_the_table_covers_every_format_and_its_views_agree() -> None:
         "claude-code",
         "codex",
         "gemini-cli",
+        "adk",
         "openhands",
         "atif",
     ]
@@ -103,6 +104,7 @@ def test_the_table_covers_every_format_and_its_views_agree() -> None:
         "gemini": "contents",
         "responses-request": "input",
         "atif": "steps",
+        "adk": "events",
     }
     assert HISTORY_FORMATS["mini-swe-agent"].default_tools == ("bash",)
     with pytest.raises(FormatError, match=r"unknown format 'yaml'.*neutral"):

@@ -69,3 +69,18 @@ def test_responses_request_bodies_stay_valid(items: list[dict[str, Any]], plan: 
     rules.check_responses(written["input"], items)
     rules.check_calls_as_sent("responses", written, body)
     assert list(written) == list(body)
+
+
+@SETTINGS
+@given(session=histories.adk_sessions(), plan=plans)
+def test_adk_sessions_stay_valid(session: dict[str, Any], plan: dict[str, Any]) -> None:
+    sent = copy.deepcopy(session)
+    agents.check_adk(session, sent)  # the generator's own sessions are valid
+    written = write_back("adk", session, plan)
+    assert session == sent, "the caller's session was mutated"
+    agents.check_adk(written, sent)
+    rules.check_calls_as_sent("gemini", written, sent)
+    assert {k: v for k, v in written.items() if k != "events"} == {
+        k: v for k, v in sent.items() if k != "events"
+    }
+    assert detect_format(written) == "adk"

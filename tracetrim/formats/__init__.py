@@ -1,6 +1,7 @@
 """Lossless converters between the neutral snapshot and other message formats."""
 
 from tracetrim._public import publish
+from tracetrim.formats._adk import from_adk, to_adk
 from tracetrim.formats._ai_sdk import from_ai_sdk, to_ai_sdk
 from tracetrim.formats._anthropic import from_anthropic, to_anthropic
 from tracetrim.formats._atif import from_atif, to_atif
@@ -51,6 +52,7 @@ __all__ = [
     "detect_format",
     "detect_messages",
     "dump_jsonl",
+    "from_adk",
     "from_ai_sdk",
     "from_anthropic",
     "from_atif",
@@ -74,6 +76,7 @@ __all__ = [
     "load_mini_swe_agent_traj",
     "load_swe_agent_traj",
     "parse_history_text",
+    "to_adk",
     "to_ai_sdk",
     "to_anthropic",
     "to_atif",

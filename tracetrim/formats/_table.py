@@ -10,6 +10,7 @@ import attrs
 
 from tracetrim._errors import TracetrimError
 from tracetrim._snapshot import Message, SnapshotError
+from tracetrim.formats._adk import from_adk, is_adk_event, is_adk_session, to_adk
 from tracetrim.formats._ai_sdk import from_ai_sdk, is_ai_sdk_part, to_ai_sdk
 from tracetrim.formats._anthropic import from_anthropic, to_anthropic
 from tracetrim.formats._atif import from_atif, is_atif_step, to_atif
@@ -256,6 +257,14 @@ _TABLE = (
         _messages_only(to_gemini_cli),
     ),
     HistoryFormat(
+        "adk",
+        "a Google ADK session (adk run --save_session: events with Gemini contents; other events and "
+        "what ADK compacted kept in place)",
+        _body(_one_arg(from_adk), key="events", after=("state",)),
+        _body_writer(_messages_only(to_adk)),
+        messages_key="events",
+    ),
+    HistoryFormat(
         "openhands",
         "an OpenHands SDK event list (ActionEvent / ObservationEvent / MessageEvent ...)",
         _one_arg(from_openhands),
@@ -369,6 +378,8 @@ def _whole_list(data: Sequence[Any]) -> str | None:
         return "gemini-cli"
     if all(is_openhands_event(item) for item in items):
         return "openhands"
+    if all(is_adk_event(item) for item in items):
+        return "adk"
     if all(is_atif_step(item) for item in items):
         return "atif"
     if any(is_claude_code_entry(item) for item in items) and not any("role" in item for item in items):
@@ -462,6 +473,8 @@ def detect_format(data: Any) -> str:
         ):
             return "atif"
         messages = data.get("messages")
+        if not isinstance(messages, list) and is_adk_session(data):
+            return "adk"
         if not isinstance(messages, list) and isinstance(data.get("contents"), list):
             return "gemini"
         if not isinstance(messages, list) and isinstance(data.get("input"), list):

@@ -1,0 +1,148 @@
+"""Converters between neutral messages and Google ADK sessions (``adk run --save_session`` files).
+
+Shape, from ``google-adk`` (``google.adk.sessions.Session``, ``google.adk.events.Event``): a session is
+``{"id", "appName", "userId", "state", "events": [...], "lastUpdateTime"}`` (camelCase as ``adk run``
+saves it, snake_case from a plain ``model_dump``), and ``adk run --resume FILE`` loads it back. Each
+event has an ``author``, an ``invocationId``, an ``id``, a ``timestamp``, ``actions`` and, for a turn, a
+Gemini ``content`` (``role`` and ``parts``: ``functionCall`` / ``functionResponse`` with ADK's
+``adk-...`` ids). An event carrying ``actions.compaction`` is ADK's own compaction: the model sees its
+summary instead of what it covers.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from tracetrim._snapshot import Message, SnapshotError
+from tracetrim.formats._carrier import CarrierRun, carried
+from tracetrim.formats._common import (
+    attach_meta,
+    format_meta,
+    position_of,
+    require_dict,
+    require_sequence,
+    tag,
+)
+from tracetrim.formats._gemini import FORMAT as GEMINI
+from tracetrim.formats._gemini import from_gemini, to_gemini
+from tracetrim.formats._order import order_of, reorder
+
+FORMAT = "adk"
+_INVOCATION = ("invocationId", "invocation_id")
+_CONTENT = "\x00tracetrim.content"
+"""Where an event's content stood among its fields (a placeholder no JSON file holds)."""
+
+
+def is_adk_event(event: Any) -> bool:
+    """Whether ``event`` is an event of an ADK session, by shape."""
+    return (
+        isinstance(event, dict)
+        and isinstance(event.get("author"), str)
+        and any(isinstance(event.get(k), str) for k in _INVOCATION)
+        and "role" not in event
+    )
+
+
+def is_adk_session(data: Any) -> bool:
+    """Whether ``data`` is a whole ADK session (its events, and its app or user)."""
+    return (
+        isinstance(data, dict)
+        and isinstance(data.get("events"), list)
+        and any(k in data for k in ("appName", "app_name", "userId", "user_id"))
+    )
+
+
+def _compacts(event: Mapping[str, Any]) -> bool:
+    actions = event.get("actions")
+    return isinstance(actions, dict) and actions.get("compaction") is not None
+
+
+def _is_turn(event: Mapping[str, Any]) -> bool:
+    """An event the model sees as a turn: a content with parts, not a streaming fragment."""
+    content = event.get("content")
+    return (
+        isinstance(content, dict)
+        and isinstance(content.get("parts"), list)
+        and bool(content["parts"])
+        and not event.get("partial")
+    )
+
+
+def from_adk(events: Sequence[Any]) -> list[Message]:
+    """Convert the events of an ADK session to neutral messages.
+
+    The events after the last one carrying ADK's own compaction that hold a turn are read together as
+    Gemini contents (`from_gemini`: calls paired with their responses by ADK's ids, a ``{"result":
+    text}`` response read as its text); each message takes its event's id and keeps the event's other
+    fields. Every other event (state changes, what ADK compacted, the compaction itself) rides in
+    carriers in place, never judged.
+    """
+    require_sequence(events, "an ADK session's events", "event objects")
+    for i, event in enumerate(events):
+        require_dict(event, "an event", message=i)
+        if "content" in event and event["content"] is not None:
+            require_dict(event["content"], "an event's content", message=i, field="content")
+    start = max((i + 1 for i, event in enumerate(events) if _compacts(event)), default=0)
+    live = [i for i in range(start, len(events)) if _is_turn(events[i])]
+    neutral = from_gemini([events[i]["content"] for i in live])
+    if len(neutral) != len(live):
+        raise SnapshotError(f"{len(live)} ADK turns read back as {len(neutral)}; cannot keep their places")
+    by_event: dict[int, Message] = {}
+    ids: set[str] = set()
+    for i, message in zip(live, neutral, strict=True):
+        event = events[i]
+        own = event.get("id")
+        if isinstance(own, str) and own and own not in ids:
+            message["id"] = own
+            ids.add(own)
+        # The event whole but its content, which the message holds: its keys in the file's order.
+        fields = {k: (_CONTENT if k == "content" else copy.deepcopy(v)) for k, v in event.items()}
+        attach_meta(message, FORMAT, {"event": fields, "order": order_of(event["content"])})
+        by_event[i] = message
+    run = CarrierRun(FORMAT, {})
+    for i, event in enumerate(events):
+        if i in by_event:
+            run.add(by_event[i])
+        else:
+            run.hold(event)
+    return run.messages()
+
+
+def to_adk(messages: Sequence[Any]) -> list[Any]:
+    """Convert neutral messages back to ADK events (the inverse of `from_adk`): carried events as they
+    were, every other message one event of its Gemini content and its event's fields.
+
+    ADK sends each event's content as a turn, so two events of one role that a drop made neighbours
+    (a model turn whose calls all went, then the next model turn) become one event: the first's
+    fields, both contents' parts. Events that stood side by side when read stay apart.
+    """
+    out: list[Any] = []
+    last_turn: dict[str, Any] | None = None
+    last_at: int | None = None
+    for i, message in enumerate(messages):
+        value = carried(message, FORMAT) if isinstance(message, dict) else None
+        if value is not None:
+            out.extend(value)
+            continue
+        if message.get("role") == "system":
+            raise SnapshotError("an ADK session holds no system messages", message=i, field="role")
+        (content,) = to_gemini([message])["messages"]
+        meta = format_meta(message, FORMAT)
+        content = reorder(content, meta.get("order"))
+        at = position_of(format_meta(message, GEMINI))
+        if (
+            last_turn is not None
+            and tag(last_turn["content"].get("role")) == tag(content.get("role"))
+            and not (at is not None and last_at is not None and at == last_at + 1)
+        ):
+            joined = last_turn["content"]
+            joined["parts"] = [*joined["parts"], *content["parts"]]
+            last_at = at
+            continue
+        fields = meta.get("event") or {"content": _CONTENT}
+        event = {k: (content if v == _CONTENT else copy.deepcopy(v)) for k, v in fields.items()}
+        out.append(event)
+        last_turn, last_at = event, at
+    return out
