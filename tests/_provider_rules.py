@@ -570,6 +570,7 @@ CALLS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
     "ollama": lambda d: d if isinstance(d.get("function"), Mapping) else None,
     "ai-sdk": lambda d: d if d.get("type") == "tool-call" else None,
     "pydantic-ai": lambda d: d if d.get("part_kind") == "tool-call" else None,
+    "langchain": lambda d: d if d.get("type") == "tool_call" else None,
     "gemini-cli": lambda d: {k: d[k] for k in ("id", "name", "args")} if "args" in d and "id" in d else None,
     "tau2": lambda d: d if {"id", "name", "arguments"} <= d.keys() else None,
 }
@@ -585,6 +586,7 @@ RESULTS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
     "ollama": lambda d: d if d.get("role") == "tool" else None,
     "ai-sdk": lambda d: d if d.get("type") == "tool-result" else None,
     "pydantic-ai": lambda d: d if d.get("part_kind") == "tool-return" else None,
+    "langchain": lambda d: None,  # ToolMessage objects: checked by the providers' formatters
     "gemini-cli": lambda d: d.get("result") if "args" in d and "id" in d else None,
     "tau2": lambda d: d if d.get("role") == "tool" and "tool_messages" not in d else None,  # not a batch
 }

@@ -121,6 +121,31 @@ def test_langchain_turns_the_adapters_join_keep_each_blocks_own_fields(
 
 
 @SETTINGS
+@given(messages=histories.langchain_histories(), plan=plans)
+def test_langchain_json_files_join_a_turn_a_drop_left_without_its_calls(
+    messages: list[Any], plan: dict[str, Any]
+) -> None:
+    """Written back as a file, LangChain messages keep both providers' rules, and no two ``AIMessage``s
+    stand side by side that were not sent so (Gemini's LangChain mapping refuses them)."""
+    from langchain_core.messages import messages_from_dict, messages_to_dict
+
+    sent = messages_to_dict(messages)
+    written = messages_from_dict(write_back("langchain", {"messages": sent}, plan)["messages"])
+    rules.check_langchain_for_anthropic(written)
+    rules.check_langchain_for_openai(written)
+    rules.check_calls_as_sent(
+        "langchain",
+        [m.tool_calls for m in written if m.type == "ai"],
+        [m.tool_calls for m in messages if m.type == "ai"],
+    )
+    side_by_side = {(a.id, b.id) for a, b in itertools.pairwise(messages) if a.type == b.type == "ai"}
+    for a, b in itertools.pairwise(written):
+        assert not (a.type == b.type == "ai") or (a.id, b.id) in side_by_side, (
+            f"{a.id} and {b.id} side by side"
+        )
+
+
+@SETTINGS
 @given(traj=histories.swe_agent_trajectories(), plan=plans)
 def test_swe_agent_actions_keep_an_observation(traj: dict[str, Any], plan: dict[str, Any]) -> None:
     written = write_back("swe-agent", traj, plan)

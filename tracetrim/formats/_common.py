@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence, Set
 from typing import Any
 
 from tracetrim._json import digest, spaced_json, strict_loads
@@ -323,3 +323,44 @@ def user_and_assistant_turns(
         else:
             turns.append((role, list(parts)))
     return turns
+
+
+_PAIRED = ("tool_call", "tool_result")
+
+
+def join_bared(
+    messages: Sequence[Message], called: Set[str], neighbours: Set[tuple[str, str]] | None = None
+) -> list[Message]:
+    """``messages`` with each assistant message that holds no tool call or result joined with the next
+    message when that one is an assistant turn too, and they did not stand so when read: the first
+    held tool calls then (its id in ``called``), or the two were not neighbours (their ids not a pair
+    of ``neighbours``; None: every pair was).
+
+    A dropped pair's call message keeps its text and tombstone, and the results' message goes, so two
+    model turns stand side by side. Gemini refuses that ("Please ensure that multiturn requests alternate
+    between user and model"), and the frameworks' Gemini mappings pass it on as it is
+    (langchain-google-genai, pydantic-ai's Google model), so the second turn's blocks move to the end of
+    the first and its message goes. The joined message keeps the first's id and metadata; each block
+    keeps what it carries itself. A message that starts with tool results (a ``ToolMessage``, a request
+    of tool returns) is not a model turn and is never joined, nor is one of another role; an AgentScope
+    turn holding its calls and then their results is.
+    """
+    out: list[Message] = []
+    for message in messages:
+        previous = out[-1] if out else None
+        if (
+            previous is not None
+            and previous["role"] == "assistant"
+            and not any(b.get("type") in _PAIRED for b in previous.get("content", ()))
+            and message["role"] == "assistant"
+            and message.get("content")
+            and message["content"][0].get("type") != "tool_result"
+            and (
+                previous["id"] in called
+                or (neighbours is not None and (previous["id"], message["id"]) not in neighbours)
+            )
+        ):
+            out[-1] = {**previous, "content": [*previous["content"], *message["content"]]}
+            continue
+        out.append(message)
+    return out
