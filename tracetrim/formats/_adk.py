@@ -20,10 +20,11 @@ from tracetrim.formats._carrier import CarrierRun, carried
 from tracetrim.formats._common import (
     attach_meta,
     format_meta,
+    join_turns,
+    neutral_input,
     position_of,
     require_dict,
     require_sequence,
-    tag,
 )
 from tracetrim.formats._gemini import FORMAT as GEMINI
 from tracetrim.formats._gemini import from_gemini, to_gemini
@@ -33,6 +34,8 @@ FORMAT = "adk"
 _INVOCATION = ("invocationId", "invocation_id")
 _CONTENT = "\x00tracetrim.content"
 """Where an event's content stood among its fields (a placeholder no JSON file holds)."""
+_MESSAGE = "\x00tracetrim.message"
+"""The key on a content being written naming the message it came from."""
 
 
 def is_adk_event(event: Any) -> bool:
@@ -118,31 +121,29 @@ def to_adk(messages: Sequence[Any]) -> list[Any]:
     (a model turn whose calls all went, then the next model turn) become one event: the first's
     fields, both contents' parts. Events that stood side by side when read stay apart.
     """
-    out: list[Any] = []
-    last_turn: dict[str, Any] | None = None
-    last_at: int | None = None
+    messages = neutral_input(messages)
+    contents: list[dict[str, Any]] = []
+    positions: list[int | None] = []
     for i, message in enumerate(messages):
-        value = carried(message, FORMAT) if isinstance(message, dict) else None
-        if value is not None:
-            out.extend(value)
+        if carried(message, FORMAT) is not None:
             continue
         if message.get("role") == "system":
             raise SnapshotError("an ADK session holds no system messages", message=i, field="role")
         (content,) = to_gemini([message])["messages"]
-        meta = format_meta(message, FORMAT)
-        content = reorder(content, meta.get("order"))
-        at = position_of(format_meta(message, GEMINI))
-        if (
-            last_turn is not None
-            and tag(last_turn["content"].get("role")) == tag(content.get("role"))
-            and not (at is not None and last_at is not None and at == last_at + 1)
-        ):
-            joined = last_turn["content"]
-            joined["parts"] = [*joined["parts"], *content["parts"]]
-            last_at = at
-            continue
-        fields = meta.get("event") or {"content": _CONTENT}
-        event = {k: (content if v == _CONTENT else copy.deepcopy(v)) for k, v in fields.items()}
-        out.append(event)
-        last_turn, last_at = event, at
+        content = reorder(content, format_meta(message, FORMAT).get("order"))
+        contents.append({**content, _MESSAGE: i})  # a joined content keeps its first message's
+        positions.append(position_of(format_meta(message, GEMINI)))
+    joined = {c.pop(_MESSAGE): c for c in join_turns(contents, positions, "parts", role_of=_role_of)}
+    out: list[Any] = []
+    for i, message in enumerate(messages):
+        value = carried(message, FORMAT)
+        if value is not None:
+            out.extend(value)
+        elif i in joined:
+            fields = format_meta(message, FORMAT).get("event") or {"content": _CONTENT}
+            out.append({k: (joined[i] if v == _CONTENT else copy.deepcopy(v)) for k, v in fields.items()})
     return out
+
+
+def _role_of(content: Mapping[str, Any]) -> Any:
+    return content.get("role", "user")
