@@ -4,7 +4,10 @@ drawn action per pair, tombstones on or off, the whole document written back in 
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, settings
@@ -68,3 +71,14 @@ def write_back(fmt: str, document: dict[str, Any], plan: Mapping[str, Any]) -> d
     out = {k: written["messages"] if k == key else written.get(k, v) for k, v in document.items()}
     out.update({k: v for k, v in written.items() if k != "messages" and k not in out})
     return out
+
+
+def cli_compact(path: Path, archive: Path) -> subprocess.CompletedProcess[str]:
+    """``tracetrim compact`` of the file at ``path`` in ENFORCE, every tool eligible, any saving adopted,
+    the whole file written back (``--emit history``) on stdout; it must succeed."""
+    return subprocess.run(
+        [sys.executable, "-m", "tracetrim", "compact", str(path), "--eligible-tools", "*",
+         "--minimum-reduction", "0", "--mode", "enforce", "--archive", str(archive),
+         "--user", "u", "--agent", "a", "--session", "s", "--emit", "history"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip

@@ -7,8 +7,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
-import subprocess
-import sys
 from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
@@ -24,6 +22,7 @@ from google.adk.sessions import Session
 from google.genai import types
 
 from tests._agent_rules import check_adk
+from tests._compact_plans import cli_compact
 from tracetrim._snapshot import SnapshotError
 from tracetrim.formats import HISTORY_FORMATS, detect_format, from_adk, to_adk
 
@@ -80,12 +79,7 @@ def test_a_saved_session_reads_and_writes_back_as_it_was() -> None:
 
 
 def test_compacted_by_the_cli_it_resumes_in_adk(tmp_path: Path) -> None:
-    out = subprocess.run(
-        [sys.executable, "-m", "tracetrim", "compact", str(SESSION), "--eligible-tools", "*",
-         "--minimum-reduction", "0", "--mode", "enforce", "--archive", str(tmp_path / "archive"),
-         "--user", "u", "--agent", "a", "--session", "s", "--emit", "history"],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
+    out = cli_compact(SESSION, tmp_path / "archive")
     assert "read as adk" in out.stderr
     written = json.loads(out.stdout)
     original = json.loads(SESSION.read_text(encoding="utf-8"))

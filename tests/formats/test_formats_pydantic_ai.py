@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import copy
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +14,7 @@ from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+from tests._compact_plans import cli_compact
 from tests._provider_rules import check_pydantic_ai
 from tracetrim._snapshot import SnapshotError
 from tracetrim.formats import detect_format, from_pydantic_ai, from_pydantic_ai_json, to_pydantic_ai_json
@@ -71,12 +70,7 @@ def test_compacted_by_the_cli_it_loads_and_the_agent_goes_on(tmp_path: Path) -> 
     still answered, and a run continued from it sends the model a valid history."""
     path = tmp_path / "history.json"
     path.write_bytes(ModelMessagesTypeAdapter.dump_json(_run(), indent=2))
-    out = subprocess.run(
-        [sys.executable, "-m", "tracetrim", "compact", str(path), "--eligible-tools", "*",
-         "--minimum-reduction", "0", "--mode", "enforce", "--archive", str(tmp_path / "archive"),
-         "--user", "u", "--agent", "a", "--session", "s", "--emit", "history"],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
+    out = cli_compact(path, tmp_path / "archive")
     assert "read as pydantic-ai" in out.stderr
     written = json.loads(out.stdout)
     check_pydantic_ai(written)
