@@ -559,6 +559,9 @@ def _found(value: Any, pick: Callable[[Mapping[str, Any]], Any]) -> Iterator[Any
             yield from _found(item, pick)
 
 
+_BATCH = frozenset({"thought", "reasoning_content", "thinking_blocks", "responses_reasoning_item"})
+"""An OpenHands action's fields that belong to its batch (one model response), not to the call."""
+
 CALLS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
     "anthropic": lambda d: d if d.get("type") in ("tool_use", "server_tool_use") else None,
     "openai": lambda d: d if d.get("type") == "function" and "function" in d and "id" in d else None,
@@ -573,6 +576,11 @@ CALLS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
     "langchain": lambda d: d if d.get("type") == "tool_call" else None,
     "gemini-cli": lambda d: {k: d[k] for k in ("id", "name", "args")} if "args" in d and "id" in d else None,
     "tau2": lambda d: d if {"id", "name", "arguments"} <= d.keys() else None,
+    # a batch's thought and reasoning ride on its first action left (the SDK wants them there)
+    "openhands": lambda d: (
+        {k: v for k, v in d.items() if k not in _BATCH} if d.get("kind") == "ActionEvent" else None
+    ),
+    "atif": lambda d: d if {"tool_call_id", "function_name"} <= d.keys() else None,
 }
 """Each format's calls, as the provider sees them: what a plan must write back as it was sent."""
 
@@ -589,6 +597,8 @@ RESULTS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
     "langchain": lambda d: None,  # ToolMessage objects: checked by the providers' formatters
     "gemini-cli": lambda d: d.get("result") if "args" in d and "id" in d else None,
     "tau2": lambda d: d if d.get("role") == "tool" and "tool_messages" not in d else None,  # not a batch
+    "openhands": lambda d: d if d.get("kind") == "ObservationEvent" else None,
+    "atif": lambda d: d if "source_call_id" in d else None,
 }
 """Each format's tool results: what a plan writes back as sent unless it shortened them (with a marker)."""
 

@@ -25,6 +25,7 @@ def test_openhands_event_streams_stay_valid(events: list[dict[str, Any]], plan: 
     written = shape.write(compact(shape.read(events, {}), plan))["messages"]
     assert events == sent, "the caller's events were changed"
     agents.check_openhands(written, sent)
+    rules.check_calls_as_sent("openhands", written, sent)
     assert detect_format(written) == "openhands"
 
 
@@ -34,6 +35,7 @@ def test_atif_trajectories_stay_valid(trajectory: dict[str, Any], plan: dict[str
     agents.check_atif(trajectory, trajectory)
     written = write_back("atif", trajectory, plan)
     agents.check_atif(written, trajectory)
+    rules.check_calls_as_sent("atif", written, trajectory)
     assert {k: v for k, v in written.items() if k != "steps"} == {
         k: v for k, v in trajectory.items() if k != "steps"
     }
