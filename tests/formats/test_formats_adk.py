@@ -127,7 +127,14 @@ def test_adk_compaction_and_quiet_events_are_carried_in_place() -> None:
         ([{"author": "user", "invocationId": "i", "content": []}], "message 0, field 'content'"),
         (
             [{"author": "user", "invocationId": "i", "content": {"role": "bot", "parts": [{"text": "x"}]}}],
-            "message 0",
+            "message 0, field 'role'",
+        ),
+        (  # named by the event, not by its place among the turns
+            [
+                {"author": "user", "invocationId": "i", "actions": {"stateDelta": {"k": 1}}},
+                {"author": "user", "invocationId": "i", "content": {"role": "user", "parts": ["not a part"]}},
+            ],
+            "message 1, block 0",
         ),
     ],
 )

@@ -89,7 +89,14 @@ def from_adk(events: Sequence[Any]) -> list[Message]:
             require_dict(event["content"], "an event's content", message=i, field="content")
     start = max((i + 1 for i, event in enumerate(events) if _compacts(event)), default=0)
     live = [i for i in range(start, len(events)) if _is_turn(events[i])]
-    neutral = from_gemini([events[i]["content"] for i in live])
+    try:
+        neutral = from_gemini([events[i]["content"] for i in live])
+    except SnapshotError as exc:  # named by its place among the turns: name the event instead
+        at = exc.message_index
+        event = live[at] if at is not None and 0 <= at < len(live) else None
+        raise SnapshotError(
+            f"{exc.problem} (in its content)", message=event, block=exc.block_index, field=exc.field
+        ) from None
     if len(neutral) != len(live):
         raise SnapshotError(f"{len(live)} ADK turns read back as {len(neutral)}; cannot keep their places")
     by_event: dict[int, Message] = {}
