@@ -594,7 +594,7 @@ RESULTS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
     "ollama": lambda d: d if d.get("role") == "tool" else None,
     "ai-sdk": lambda d: d if d.get("type") == "tool-result" else None,
     "pydantic-ai": lambda d: d if d.get("part_kind") == "tool-return" else None,
-    "langchain": lambda d: None,  # ToolMessage objects: checked by the providers' formatters
+    "langchain": lambda d: d if d.get("type") == "tool" and "data" in d else None,  # messages_to_dict
     "gemini-cli": lambda d: d.get("result") if "args" in d and "id" in d else None,
     "tau2": lambda d: d if d.get("role") == "tool" and "tool_messages" not in d else None,  # not a batch
     "openhands": lambda d: d if d.get("kind") == "ObservationEvent" else None,

@@ -27,7 +27,7 @@ from tracetrim.formats._common import (
     require_sequence,
 )
 from tracetrim.formats._gemini import FORMAT as GEMINI
-from tracetrim.formats._gemini import from_gemini, to_gemini
+from tracetrim.formats._gemini import from_gemini, to_gemini, turn_role
 from tracetrim.formats._order import order_of, reorder
 
 FORMAT = "adk"
@@ -129,10 +129,11 @@ def to_adk(messages: Sequence[Any]) -> list[Any]:
     fields, both contents' parts. Events that stood side by side when read stay apart.
     """
     messages = neutral_input(messages)
+    values = [carried(message, FORMAT) for message in messages]
     contents: list[dict[str, Any]] = []
     positions: list[int | None] = []
     for i, message in enumerate(messages):
-        if carried(message, FORMAT) is not None:
+        if values[i] is not None:
             continue
         if message.get("role") == "system":
             raise SnapshotError("an ADK session holds no system messages", message=i, field="role")
@@ -140,17 +141,12 @@ def to_adk(messages: Sequence[Any]) -> list[Any]:
         content = reorder(content, format_meta(message, FORMAT).get("order"))
         contents.append({**content, _MESSAGE: i})  # a joined content keeps its first message's
         positions.append(position_of(format_meta(message, GEMINI)))
-    joined = {c.pop(_MESSAGE): c for c in join_turns(contents, positions, "parts", role_of=_role_of)}
+    joined = {c.pop(_MESSAGE): c for c in join_turns(contents, positions, "parts", role_of=turn_role)}
     out: list[Any] = []
-    for i, message in enumerate(messages):
-        value = carried(message, FORMAT)
+    for i, (message, value) in enumerate(zip(messages, values, strict=True)):
         if value is not None:
             out.extend(value)
         elif i in joined:
             fields = format_meta(message, FORMAT).get("event") or {"content": _CONTENT}
             out.append({k: (joined[i] if v == _CONTENT else copy.deepcopy(v)) for k, v in fields.items()})
     return out
-
-
-def _role_of(content: Mapping[str, Any]) -> Any:
-    return content.get("role", "user")

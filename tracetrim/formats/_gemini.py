@@ -341,9 +341,10 @@ def to_gemini(messages: Sequence[Any]) -> dict[str, Any]:
         entry.update(copy.deepcopy(meta.get("extra", {})))
         entries.append(entry)
         positions.append(common.position_of(meta))
-    joined = common.join_turns(entries, positions, "parts", role_of=_role_of)
+    joined = common.join_turns(entries, positions, "parts", role_of=turn_role)
     return {**_system_field(neutral[:start]), "messages": joined}
 
 
-def _role_of(entry: Mapping[str, Any]) -> str:
-    return str(entry.get("role", "user"))
+def turn_role(content: Mapping[str, Any]) -> str:
+    """A content's role (Gemini reads one without a role as the user's)."""
+    return str(content.get("role", "user"))

@@ -18,8 +18,6 @@ BLOCK_EXTRAS = common.meta_key(FORMAT)
 """The key on a text or reasoning block holding its part's other fields (on a raw block, whether it
 repeats a call)."""
 _REPEATS_CALL = "repeats_call"
-CALLED = "called"
-"""The key in a message's record saying it held tool calls when read (`join_bared`)."""
 _ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "assistant"}
 _TEXT_FIELD = {"text": "text", "thinking": "thinking", "reasoning": "reasoning"}
 _MAPPED = frozenset({"content", "type", "id", "name", "tool_calls", "tool_call_id", "status"})
@@ -182,8 +180,6 @@ def from_langchain(messages: Sequence[Any]) -> list[Message]:
                 )
             if invented:
                 meta["invented_call_ids"] = invented
-            if getattr(message, "tool_calls", None):
-                meta[CALLED] = True
             if kind == "ai":
                 meta[common.POSITION] = i
             for block in blocks:

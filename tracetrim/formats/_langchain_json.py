@@ -17,7 +17,7 @@ from tracetrim.formats._common import (
     require_sequence,
     tag,
 )
-from tracetrim.formats._langchain import CALLED, FORMAT, from_langchain, to_langchain
+from tracetrim.formats._langchain import FORMAT, from_langchain, to_langchain
 
 _TYPES = frozenset({"human", "ai", "system", "tool"})
 
@@ -79,13 +79,14 @@ def from_langchain_json(messages: Sequence[Any]) -> list[Message]:
 def to_langchain_json(messages: Sequence[Any]) -> list[dict[str, Any]]:
     """Convert neutral messages to LangChain JSON in ``messages_to_dict`` form (``messages_from_dict`` reads
     it back). An ``AIMessage`` a drop left without its calls joins the ``AIMessage`` after it
-    (`join_bared`), as the adapters join them: Gemini's LangChain mapping refuses two in a row."""
+    (`join_bared`), as the adapters join them: Gemini's LangChain mapping refuses two in a row. Its
+    ``ToolMessage``s stood between them, so two ``AIMessage``s that were not neighbours when read are
+    what a drop left."""
     from langchain_core.messages import messages_to_dict
 
     neutral = neutral_input(messages)
-    called = {m["id"] for m in neutral if format_meta(m, FORMAT).get(CALLED)}
     placed = [(position_of(format_meta(m, FORMAT)), m["id"]) for m in neutral]
     neighbours = {
         (a, b) for (at, a), (then, b) in itertools.pairwise(placed) if at is not None and then == at + 1
     }
-    return messages_to_dict(to_langchain(join_bared(neutral, called, neighbours)))
+    return messages_to_dict(to_langchain(join_bared(neutral, set(), neighbours)))
