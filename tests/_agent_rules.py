@@ -1,8 +1,9 @@
 """The rules of today's agents' own files, checked the way each agent reads them back into a request.
 
-OpenHands: the SDK's view properties (``openhands/sdk/context/view/properties``: tool-call matching,
-observation uniqueness, batch atomicity) and its ``events_to_messages`` projection, which asserts that
-only a batch's first action has a thought, then the chat rules on what it sends. ATIF: the ``atif``
+OpenHands V0: how ``ConversationMemory`` builds the chat from an event history. OpenHands: the SDK's
+view properties (``openhands/sdk/context/view/properties``: tool-call matching, observation
+uniqueness, batch atomicity) and its ``events_to_messages`` projection, which asserts that only a
+batch's first action has a thought, then the chat rules on what it sends. ATIF: the ``atif``
 package's ``Trajectory`` model and its step rule (each result answers a call of its step). tau2-bench: the
 agent's view of a simulation (the user simulator's own calls are not in it) under the chat rules.
 Google ADK: the contents its request builder sends from a session's events, under Gemini's rules.
@@ -99,6 +100,90 @@ def check_openhands(events: Sequence[Mapping[str, Any]], sent: Sequence[Mapping[
     for batch, first in firsts.items():
         if batch in began:
             assert first["thinking_blocks"] == began[batch], f"{batch}: its thinking left the response"
+
+
+_V0_TEXT = ("finish", "message", "system", "recall", "condensation", "condensation_request")
+
+
+def _v0_view(events: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The events a V0 agent reads (its ``View``): none a ``condensation`` forgot, nor the condensation."""
+    forgotten: set[int] = set()
+    for event in events:
+        if event.get("action") == "condensation":
+            args = event["args"]
+            forgotten.update(args.get("forgotten_event_ids") or [])
+            if args.get("forgotten_events_start_id") is not None:
+                forgotten.update(
+                    range(args["forgotten_events_start_id"], args["forgotten_events_end_id"] + 1)
+                )
+    return [e for e in events if e.get("id") not in forgotten and e.get("action") != "condensation"]
+
+
+def _v0_finish(event: Mapping[str, Any]) -> str:
+    """What V0 sends for a ``finish`` action: its thought, then what its response said."""
+    thought = event["args"].get("thought") or ""
+    metadata = event.get("tool_call_metadata")
+    said = (metadata["model_response"]["choices"][0]["message"].get("content") or "") if metadata else ""
+    return f"{thought}\n{said}" if thought and said and thought != said else thought or said
+
+
+def openhands_v0_messages(events: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], set[str]]:
+    """What openhands-ai 0.62's ``ConversationMemory.process_events`` sends for ``events``, in
+    chat-completions form, and the calls it holds back: a tool action stands for its
+    ``model_response``'s assistant message, sent with the observations of every call that message
+    lists once all of them are in (checked after each event), never before. (openhands-ai needs Python
+    3.12 and its whole dependency tree, so this follows its source; its checks on the fixture and on
+    compacted copies of it agreed with this one.)"""
+    messages: list[dict[str, Any]] = []
+    pending: dict[str, dict[str, Any]] = {}
+    answers: dict[str, dict[str, Any]] = {}
+    for event in _v0_view(events):
+        add: list[dict[str, Any]] = []
+        metadata = event.get("tool_call_metadata")
+        if "action" in event and event["action"] not in _V0_TEXT and metadata is not None:
+            response = metadata["model_response"]
+            said = response["choices"][0]["message"]
+            pending[response["id"]] = {
+                "role": "assistant",
+                "content": said.get("content") or "",
+                "tool_calls": [
+                    {"id": c["id"], "type": "function", "function": c["function"]} for c in said["tool_calls"]
+                ],
+            }
+        elif "action" in event:
+            args = event["args"]
+            role = {"system": "system", "message": "user" if event["source"] == "user" else "assistant"}
+            text = args.get("content") if event["action"] in role else _v0_finish(event)
+            add.append({"role": role.get(event["action"], "assistant"), "content": text or ""})
+        elif metadata is not None:
+            call = metadata["tool_call_id"]
+            answers[call] = {"role": "tool", "tool_call_id": call, "content": event["content"]}
+        else:
+            add.append({"role": "user", "content": event["content"]})
+        for rid, message in list(pending.items()):
+            if all(c["id"] in answers for c in message["tool_calls"]):
+                add.append(message)
+                add.extend(answers.pop(c["id"]) for c in message["tool_calls"])
+                del pending[rid]
+        messages += add
+    held = {c["id"] for m in pending.values() for c in m["tool_calls"]}
+    return messages, held
+
+
+def check_openhands_v0(events: Sequence[Mapping[str, Any]]) -> None:
+    """Every observed call is sent (none held back by a response that lists a call with no
+    observation), each observation answers a call made before it, and what is sent keeps the chat
+    rules (every assistant call answered next, by id)."""
+    messages, held = openhands_v0_messages(events)
+    observed = {
+        e["tool_call_metadata"]["tool_call_id"]
+        for e in _v0_view(events)
+        if "observation" in e and e.get("tool_call_metadata")
+    }
+    sent = {c["id"] for m in messages for c in m.get("tool_calls", [])}
+    assert not observed & held, f"calls {sorted(observed & held)} are observed but never sent"
+    assert observed <= sent | held, f"observations of {sorted(observed - sent - held)} answer no call"
+    check_openai_chat(messages)
 
 
 def check_atif(trajectory: Mapping[str, Any], sent: Mapping[str, Any]) -> None:

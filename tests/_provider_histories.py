@@ -453,6 +453,116 @@ def openhands_events(draw: st.DrawFn) -> list[dict[str, Any]]:
     return events
 
 
+def _v0_event(n: int, source: str, **fields: Any) -> dict[str, Any]:
+    return {"id": n, "timestamp": f"2025-06-01T10:{n % 60:02d}:00.000000", "source": source, **fields}
+
+
+def _v0_response(rid: str, content: str | None, calls: list[tuple[str, str, str]]) -> dict[str, Any]:
+    return {
+        "id": rid,
+        "created": 1748772000,
+        "model": "claude-sonnet-4",
+        "object": "chat.completion",
+        "choices": [
+            {
+                "finish_reason": "tool_calls",
+                "index": 0,
+                "message": {
+                    "content": content,
+                    "role": "assistant",
+                    "tool_calls": [
+                        {
+                            "index": k,
+                            "function": {"arguments": a, "name": name},
+                            "id": cid,
+                            "type": "function",
+                        }
+                        for k, (cid, name, a) in enumerate(calls)
+                    ],
+                    "function_call": None,
+                },
+            }
+        ],
+    }
+
+
+_V0_TOOLS = {
+    "execute_bash": ("run", "run", "command"),
+    "str_replace_editor": ("read", "read", "path"),
+    "think": ("think", "think", "thought"),
+}
+"""A tool's action, its observation, and the argument its action takes."""
+
+
+@st.composite
+def openhands_v0_events(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """An OpenHands V0 event history (``openhands-ai`` 0.62 ``event_to_trajectory``): the system action,
+    the task, then LLM responses of one to three tool calls, each call an action carrying the whole
+    ``model_response`` (what the assistant said is its ``content``) and answered by an observation
+    (``run``, ``read``, ``think``, ``error`` or ``user_rejected``) before the next call runs; some
+    responses answered by the agent's ``message``; some runs end with ``finish``, and some hold a
+    ``condensation`` that forgot an early stretch."""
+    ids = _Ids()
+    events = [
+        _v0_event(ids.next(), "agent", action="system", args={"content": "sys", "tools": None}),
+        _v0_event(ids.next(), "user", action="message", args={"content": draw(_text), "image_urls": None}),
+    ]
+    ends: list[int] = []
+    for response in range(draw(st.integers(1, 6))):
+        tools = draw(st.lists(st.sampled_from(sorted(_V0_TOOLS)), min_size=1, max_size=3))
+        calls = [
+            (f"toolu_{response}_{k}", name, json.dumps({_V0_TOOLS[name][2]: f"src/mod{k}.py"}))
+            for k, name in enumerate(tools)
+        ]
+        said = draw(_text) if draw(st.booleans()) else draw(st.sampled_from([None, ""]))
+        model_response = _v0_response(f"chatcmpl-{response}", said, calls)
+        for call_id, name, arguments in calls:
+            metadata = {
+                "function_name": name,
+                "tool_call_id": call_id,
+                "model_response": model_response,
+                "total_calls_in_response": len(calls),
+            }
+            action, observation, _ = _V0_TOOLS[name]
+            n = ids.next()
+            events.append(
+                _v0_event(n, "agent", message=name, action=action, tool_call_metadata=metadata,
+                          args={"thought": said or "", **json.loads(arguments)})
+            )  # fmt: skip
+            observation = draw(st.sampled_from([observation, observation, "error", "user_rejected"]))
+            extras = {
+                "run": {"command": "cat", "metadata": {"exit_code": 0}, "hidden": False},
+                "read": {"path": "src/mod.py"},
+                "error": {"error_id": ""},
+            }.get(observation, {})
+            events.append(
+                _v0_event(ids.next(), "agent", message="done", cause=n, observation=observation,
+                          tool_call_metadata=metadata, content=_output(draw, call_id), extras=extras)
+            )  # fmt: skip
+        ends.append(events[-1]["id"])
+        if draw(st.booleans()):
+            events.append(_v0_event(ids.next(), "agent", action="message", args={"content": draw(_text)}))
+    if draw(st.booleans()):  # V0's condensers forget whole responses
+        forgotten = {"forgotten_events_start_id": 2, "forgotten_events_end_id": draw(st.sampled_from(ends))}
+        events.append(
+            _v0_event(ids.next(), "agent", action="condensation",
+                      args={**forgotten, "summary": None, "summary_offset": None})
+        )  # fmt: skip
+    if draw(st.booleans()):
+        finish = [("toolu_finish", "finish", json.dumps({"message": "done"}))]
+        metadata = {
+            "function_name": "finish",
+            "tool_call_id": "toolu_finish",
+            "model_response": _v0_response("chatcmpl-finish", None, finish),
+            "total_calls_in_response": 1,
+        }
+        events.append(
+            _v0_event(ids.next(), "agent", action="finish", tool_call_metadata=metadata,
+                      args={"final_thought": "done", "outputs": {}, "thought": ""})
+        )  # fmt: skip
+    return events
+
+
 @st.composite
 def atif_trajectories(draw: st.DrawFn) -> dict[str, Any]:
     """An ATIF v1.6 trajectory (the ``atif`` package's ``Trajectory``): sequential ``step_id``; agent steps

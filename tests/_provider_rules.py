@@ -581,6 +581,8 @@ CALLS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
         {k: v for k, v in d.items() if k not in _BATCH} if d.get("kind") == "ActionEvent" else None
     ),
     "atif": lambda d: d if {"tool_call_id", "function_name"} <= d.keys() else None,
+    # the tool_calls of each action's model_response, which V0 sends as the assistant message
+    "openhands-v0": lambda d: d if d.get("type") == "function" and "function" in d and "id" in d else None,
 }
 """Each format's calls, as the provider sees them: what a plan must write back as it was sent."""
 
@@ -599,6 +601,7 @@ RESULTS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
     "tau2": lambda d: d if d.get("role") == "tool" and "tool_messages" not in d else None,  # not a batch
     "openhands": lambda d: d if d.get("kind") == "ObservationEvent" else None,
     "atif": lambda d: d if "source_call_id" in d else None,
+    "openhands-v0": lambda d: d if isinstance(d.get("observation"), str) else None,
 }
 """Each format's tool results: what a plan writes back as sent unless it shortened them (with a marker)."""
 

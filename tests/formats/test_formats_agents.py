@@ -1,6 +1,6 @@
-"""The history files today's agents write: Claude Code, Codex CLI, OpenHands, ATIF, tau2-bench, Google
-ADK sessions and request bodies are detected by shape, read, written back unchanged, and compacted in
-ENFORCE into a file of the same format whose other entries stay where they were.
+"""The history files today's agents write: Claude Code, Codex CLI, OpenHands (SDK and V0), ATIF,
+tau2-bench, Google ADK sessions and request bodies are detected by shape, read, written back unchanged,
+and compacted in ENFORCE into a file of the same format whose other entries stay where they were.
 
 Fixtures are in tests/data/agents (see its README for where each shape comes from).
 """
@@ -38,6 +38,7 @@ FILES = [
     ("claude_code_session.jsonl", "claude-code", ("Read", "Bash", "Grep")),
     ("codex_rollout.jsonl", "codex", ("shell",)),
     ("openhands_events.json", "openhands", ("terminal",)),
+    ("openhands_v0_trajectory.json", "openhands-v0", ("execute_bash", "str_replace_editor", "think")),
     ("atif_trajectory.json", "atif", ("bash",)),
     ("tau2_results.json", "tau2", ("get_user_details", "get_reservation_details", "cancel_reservation")),
     ("request_openai.json", "openai", ("read_file", "run")),
@@ -68,8 +69,9 @@ def _split(data: Any, fmt: str) -> tuple[list[Any], dict[str, Any]]:
 
 def _written(data: Any, fmt: str, neutral: list[Any]) -> Any:
     """What the format writes for ``neutral``, shaped as ``data`` (a list, or the whole object)."""
-    document = HISTORY_FORMATS[fmt].write_document(neutral)
-    return document["messages"] if isinstance(data, list) else document
+    if isinstance(data, list):
+        return HISTORY_FORMATS[fmt].write(neutral)["messages"]
+    return HISTORY_FORMATS[fmt].write_document(neutral)
 
 
 def _dumped(data: Any, original: str) -> str:
@@ -127,12 +129,12 @@ async def _enforce(
 def _others(data: Any, fmt: str) -> Any:
     """What a file holds besides the tool traffic tracetrim may judge: the entries and fields a
     compaction must keep as they were."""
-    if fmt in ("claude-code", "codex", "openhands"):
+    if fmt in ("claude-code", "codex", "openhands", "openhands-v0"):
         from tracetrim.formats._carrier import split_carriers
         from tracetrim.formats._table import HISTORY_FORMATS as table
 
         neutral = table[fmt].read(data, {})
-        meta = {"claude-code": "claude_code", "codex": "codex", "openhands": "openhands"}[fmt]
+        meta = {"claude-code": "claude_code", "codex": "codex"}.get(fmt, fmt)
         carried, _ = split_carriers(neutral, meta)
         return [entry for run in carried for entry in run]
     return {k: v for k, v in data.items() if k != HISTORY_FORMATS[fmt].messages_key}
@@ -277,3 +279,33 @@ def test_the_cli_picks_a_tau2_simulation_and_names_an_unsupported_jsonl(
     err = capsys.readouterr().err
     assert "JSONL of 2 lines whose first has keys event" in err and "claude-code" in err
     assert "Extra data" not in err
+
+
+def test_openhands_v0_evaluation_lines_hold_their_history() -> None:
+    """An OpenHands evaluation's ``output.jsonl`` line holds the events under ``history`` (where a
+    SWE-agent ``.traj`` holds messages); a file of such lines is a list of trajectories."""
+    events = _one("openhands_v0_trajectory.json")
+    line = {"instance_id": "dates-1", "instruction": "fix", "history": events, "metrics": {}, "error": None}
+    assert detect_format(line) == "openhands-v0"
+    assert detect_format({"history": [{"role": "user", "content": "hi", "agent": "main"}]}) == "swe-agent"
+    assert trajectory_list(JsonLines([line, line])) == "openhands-v0"
+    shape = HISTORY_FORMATS["openhands-v0"]
+    assert shape.write_document(shape.read(events))["history"] == events
+
+
+async def test_openhands_v0_a_response_that_keeps_a_call_lists_only_the_calls_left() -> None:
+    """V0 sends a response only once every call its ``model_response`` lists is observed: where one of
+    two calls goes, the other's response lists it alone and says the tombstone, or it would never be
+    sent."""
+    events = _one("openhands_v0_trajectory.json")
+    shape = HISTORY_FORMATS["openhands-v0"]
+    neutral = shape.read(events)
+    model = ScriptedDecisionModel(lambda name, q, s: 0.1 if name in ("call_t1", "result_t1") else 0.9)
+    written = shape.write(await _enforce(neutral, FILES[3][2], model, tombstones=True))["messages"]
+    kept = next(e for e in written if e.get("tool_call_metadata", {}).get("tool_call_id") == "toolu_02")
+    said = kept["tool_call_metadata"]["model_response"]["choices"][0]["message"]
+    assert [c["id"] for c in said["tool_calls"]] == ["toolu_02"]
+    assert kept["tool_call_metadata"]["total_calls_in_response"] == 1
+    assert said["content"].startswith("Let me look at the repository first.\n[tracetrim: ")
+    assert "toolu_01" in said["content"]
+    assert not any(e.get("tool_call_metadata", {}).get("tool_call_id") == "toolu_01" for e in written)

@@ -95,6 +95,7 @@ def test_the_table_covers_every_format_and_its_views_agree() -> None:
         "gemini-cli",
         "adk",
         "openhands",
+        "openhands-v0",
         "atif",
     ]
     assert set(READERS) == set(HISTORY_FORMATS)
@@ -105,6 +106,7 @@ def test_the_table_covers_every_format_and_its_views_agree() -> None:
         "responses-request": "input",
         "atif": "steps",
         "adk": "events",
+        "openhands-v0": "history",
     }
     assert HISTORY_FORMATS["mini-swe-agent"].default_tools == ("bash",)
     with pytest.raises(FormatError, match=r"unknown format 'yaml'.*neutral"):

@@ -1,6 +1,7 @@
-"""What goes back is valid where today's agents read it: OpenHands event streams, ATIF trajectories,
-tau2-bench simulations and request bodies, drawn provider-valid, compacted in ENFORCE with every mix of
-actions, tombstones on and off, written back and checked by each agent's or provider's own rules."""
+"""What goes back is valid where today's agents read it: OpenHands event streams (the SDK's and V0's),
+ATIF trajectories, tau2-bench simulations and request bodies, drawn provider-valid, compacted in ENFORCE
+with every mix of actions, tombstones on and off, written back and checked by each agent's or
+provider's own rules."""
 
 from __future__ import annotations
 
@@ -27,6 +28,20 @@ def test_openhands_event_streams_stay_valid(events: list[dict[str, Any]], plan: 
     agents.check_openhands(written, sent)
     rules.check_calls_as_sent("openhands", written, sent)
     assert detect_format(written) == "openhands"
+
+
+@SETTINGS
+@given(events=histories.openhands_v0_events(), plan=plans)
+def test_openhands_v0_histories_stay_valid(events: list[dict[str, Any]], plan: dict[str, Any]) -> None:
+    sent = copy.deepcopy(events)
+    agents.check_openhands_v0(events)  # the generator draws what V0 sends whole
+    shape = HISTORY_FORMATS["openhands-v0"]
+    written = shape.write(compact(shape.read(events, {}), plan))["messages"]
+    assert events == sent, "the caller's events were changed"
+    agents.check_openhands_v0(written)
+    rules.check_calls_as_sent("openhands-v0", written, sent)
+    assert detect_format(written) == "openhands-v0"
+    assert shape.write(shape.read(written, {}))["messages"] == written
 
 
 @SETTINGS

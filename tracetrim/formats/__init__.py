@@ -18,6 +18,7 @@ from tracetrim.formats._ollama import from_ollama, to_ollama
 from tracetrim.formats._openai_chat import from_openai_chat, to_openai_chat
 from tracetrim.formats._openai_responses import from_openai_responses, to_openai_responses
 from tracetrim.formats._openhands import from_openhands, to_openhands
+from tracetrim.formats._openhands_v0 import from_openhands_v0, to_openhands_v0
 from tracetrim.formats._pydantic_ai import (
     from_pydantic_ai,
     from_pydantic_ai_json,
@@ -68,6 +69,7 @@ __all__ = [
     "from_openai_chat",
     "from_openai_responses",
     "from_openhands",
+    "from_openhands_v0",
     "from_pydantic_ai",
     "from_pydantic_ai_json",
     "from_swe_agent_history",
@@ -92,6 +94,7 @@ __all__ = [
     "to_openai_chat",
     "to_openai_responses",
     "to_openhands",
+    "to_openhands_v0",
     "to_pydantic_ai",
     "to_pydantic_ai_json",
     "to_swe_agent_history",

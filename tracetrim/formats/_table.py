@@ -26,6 +26,7 @@ from tracetrim.formats._ollama import from_ollama, is_ollama_message, to_ollama
 from tracetrim.formats._openai_chat import from_openai_chat, to_openai_chat
 from tracetrim.formats._openai_responses import from_openai_responses, to_openai_responses
 from tracetrim.formats._openhands import from_openhands, is_openhands_event, to_openhands
+from tracetrim.formats._openhands_v0 import from_openhands_v0, is_openhands_v0_event, to_openhands_v0
 from tracetrim.formats._pydantic_ai import from_pydantic_ai_json, is_pydantic_ai_message, to_pydantic_ai_json
 from tracetrim.formats._request_body import read_request, write_request
 from tracetrim.formats._shape import JsonLines, describe
@@ -271,6 +272,14 @@ _TABLE = (
         _messages_only(to_openhands),
     ),
     HistoryFormat(
+        "openhands-v0",
+        "an OpenHands V0 event history (openhands-ai < 1.0: a trajectory file's events, or an "
+        "evaluation output line's history)",
+        _one_arg(from_openhands_v0),
+        _messages_only(to_openhands_v0),
+        messages_key="history",
+    ),
+    HistoryFormat(
         "atif",
         "an ATIF trajectory (Harbor's agent trajectory format: steps with tool_calls and observations)",
         lambda steps, fields: from_atif(steps, fields),
@@ -378,6 +387,8 @@ def _whole_list(data: Sequence[Any]) -> str | None:
         return "gemini-cli"
     if all(is_openhands_event(item) for item in items):
         return "openhands"
+    if all(is_openhands_v0_event(item) for item in items):
+        return "openhands-v0"
     if all(is_adk_event(item) for item in items):
         return "adk"
     if all(is_atif_step(item) for item in items):
@@ -410,6 +421,12 @@ def trajectory_items(data: Any) -> list[Any]:
     return list(data) if isinstance(data, list) else [data]
 
 
+def _history_kind(history: list[Any]) -> str:
+    """Whose ``history`` a file holds: an OpenHands V0 evaluation line's events, or a SWE-agent
+    ``.traj``'s messages."""
+    return "openhands-v0" if history and all(is_openhands_v0_event(e) for e in history) else "swe-agent"
+
+
 def _trajectory_kind(item: Any) -> str | None:
     """The format of one item of a list, when the item is a whole trajectory rather than a message."""
     if not isinstance(item, dict) or "role" in item or is_langchain_json(item):
@@ -419,7 +436,7 @@ def _trajectory_kind(item: Any) -> str | None:
     if isinstance(item.get("messages"), list) and "task_id" in item:
         return "tau2"
     if isinstance(item.get("history"), list):
-        return "swe-agent"
+        return _history_kind(item["history"])
     if isinstance(item.get("messages"), list):
         return detect_format(item)
     return None
@@ -431,7 +448,7 @@ def trajectory_list(data: Any) -> str | None:
     simulations = _simulations(data)
     if simulations is not None:
         data = simulations
-    if not isinstance(data, list) or isinstance(data, JsonLines) or not data:
+    if not isinstance(data, list) or not data:  # JSONL of whole trajectories too (an eval's output.jsonl)
         return None
     kinds = {_trajectory_kind(item) for item in data}
     if None in kinds or len(kinds) != 1:
@@ -465,7 +482,7 @@ def detect_format(data: Any) -> str:
         raise TrajectoryListError(len(trajectory_items(data)), kind)
     if isinstance(data, dict):
         if isinstance(data.get("history"), list):
-            return "swe-agent"
+            return _history_kind(data["history"])
         if isinstance(data.get("traj"), list):
             return "tau-bench"
         if isinstance(data.get("steps"), list) and (
