@@ -379,7 +379,7 @@ def openhands_events(draw: st.DrawFn) -> list[dict[str, Any]]:
     ids = _Ids()
     events = [
         _openhands_event(
-            "SystemPromptEvent", ids.next(), "agent", system_prompt={"type": "text", "text": "sys"}
+            "SystemPromptEvent", ids.next(), "agent", system_prompt={"type": "text", "text": "sys"}, tools=[]
         ),
         _openhands_event(
             "MessageEvent",
@@ -429,6 +429,8 @@ def openhands_events(draw: st.DrawFn) -> list[dict[str, Any]]:
                 fields["observation"] = {
                     "kind": "TerminalObservation",
                     "content": _openhands_text(_output(draw, call)),
+                    "command": f"cat src/mod{call}.py",
+                    "exit_code": 0,
                 }
                 fields["action_id"] = action["id"]
             elif kind == "UserRejectObservation":
