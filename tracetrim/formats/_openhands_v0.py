@@ -30,6 +30,8 @@ _TEXT_ACTIONS = frozenset({"message", "system"})
 _NOT_CALLS = frozenset({"finish", "message", "system", "recall", "condensation", "condensation_request"})
 """Actions ConversationMemory never sends as a tool call, even with ``tool_call_metadata``."""
 _STATES = {"error": "error", "user_rejected": "denied"}
+_HELD = "\x00tracetrim.content"
+"""Where a kept event's text stood: the neutral block holds it, so the history is not counted twice."""
 
 
 def is_openhands_v0_event(event: Any) -> bool:
@@ -173,6 +175,7 @@ def from_openhands_v0(events: Sequence[Any]) -> list[Message]:
         blocks: list[Block] | None = None
         role = "assistant"
         meta: dict[str, Any] = {}
+        kept = event
         if alive:
             if "action" in event:
                 call = _call(event)
@@ -189,9 +192,11 @@ def from_openhands_v0(events: Sequence[Any]) -> list[Message]:
                 elif text is not None:
                     role, body = text
                     blocks = [{"type": "text", "text": body}]
+                    kept = {**event, "args": {**event["args"], "content": _HELD}}
             else:
                 result = _result(event, names)
                 blocks = [result] if result is not None else None
+                kept = {**event, "content": _HELD}
         if blocks is None:
             run.hold(event)
             continue
@@ -201,7 +206,7 @@ def from_openhands_v0(events: Sequence[Any]) -> list[Message]:
             ident = common.content_id("ohv0-", event, seen)
         seen.setdefault(ident, 1)
         neutral = {"id": ident, "role": role, "content": blocks}
-        run.add(common.attach_meta(neutral, FORMAT, {"event": copy.deepcopy(event), **meta}))
+        run.add(common.attach_meta(neutral, FORMAT, {"event": copy.deepcopy(kept), **meta}))
     return common.mark_pending(run.messages())
 
 
@@ -230,13 +235,13 @@ def _convert(message: Message, i: int) -> list[Any]:
         if not results:
             return []
         j, block = results[0]
-        text = common.output_text(block, "OpenHands", i, j)
-        if event.get("content") != text:
-            event["content"] = text
+        event["content"] = common.output_text(block, "OpenHands", i, j)
         return [event]
-    said = _text(event) if isinstance(event, dict) else None
-    if isinstance(event, dict) and said is not None:
-        return [event] if [said[1]] == texts else [_message_event(event, message["role"], "\n".join(texts))]
+    if isinstance(event, dict) and _text(event) is not None:
+        if len(texts) == 1:
+            event["args"]["content"] = texts[0]
+            return [event]
+        return [_message_event(event, message["role"], "\n".join(texts))]
     if calls or results:
         raise SnapshotError("a tool call or result with no OpenHands event to write it as", message=i)
     return [_message_event({"id": message.get("id")}, message["role"], "\n".join(texts))]
