@@ -376,9 +376,10 @@ def check_bedrock(messages: Sequence[Mapping[str, Any]], sent: Sequence[Mapping[
 
 def gemini_cli_resumed(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The ``generateContent`` history the Gemini CLI sends when it resumes a session (as its resume code
-    converts records): a user record is a user turn; a gemini record a model turn of its text and
-    ``functionCall`` parts, then a user turn of its calls' result parts; info, error and warning records
-    are not sent."""
+    converts records, gemini-cli-core 0.61 ``convertSessionToClientHistory``): a user record is a user
+    turn; a gemini record a model turn of its text and ``functionCall`` parts (its content alone where
+    that holds calls or thoughts: a record the CLI synced from its history), then a user turn of its
+    calls' result parts; info, error and warning records are not sent."""
     contents: list[dict[str, Any]] = []
     for record in records:
         text = record["content"] if isinstance(record["content"], str) else None
@@ -387,7 +388,10 @@ def gemini_cli_resumed(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             contents.append({"role": "user", "parts": parts})
         elif record["type"] == "gemini":
             calls = record.get("toolCalls", [])
-            parts += [{"functionCall": {"id": c["id"], "name": c["name"], "args": c["args"]}} for c in calls]
+            if not any("functionCall" in p or p.get("thought") for p in parts):
+                parts += [
+                    {"functionCall": {"id": c["id"], "name": c["name"], "args": c["args"]}} for c in calls
+                ]
             if parts:
                 contents.append({"role": "model", "parts": parts})
             answers = [part for c in calls for part in c.get("result") or []]

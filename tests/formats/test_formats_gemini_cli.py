@@ -1,8 +1,10 @@
-"""Gemini CLI session files: read and written back exactly, calls and results from ``toolCalls``, shown-only
-records carried in place, and what a plan writes back still resumable (``tests._provider_rules``)."""
+"""Gemini CLI session files (the JSON file, and the JSONL log it appends since 0.5x): read and written
+back exactly, calls and results from ``toolCalls``, shown-only records carried in place, and what a plan
+writes back still resumable (``tests._provider_rules``)."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 from pathlib import Path
@@ -10,11 +12,21 @@ from typing import Any
 
 import pytest
 
+import tracetrim as tt
 from tests import _provider_rules as rules
 from tests._compact_plans import write_back
 from tracetrim._snapshot import SnapshotError
+from tracetrim.archive import KeyValueArchive, MemoryStore
 from tracetrim.cli import main
-from tracetrim.formats import HISTORY_FORMATS, detect_format, from_gemini_cli, to_gemini_cli
+from tracetrim.decision import ScriptedDecisionModel
+from tracetrim.formats import (
+    HISTORY_FORMATS,
+    detect_format,
+    from_gemini_cli,
+    parse_history_text,
+    to_gemini_cli,
+)
+from tracetrim.formats._gemini_cli import fold_log
 
 SESSION_FORMAT = HISTORY_FORMATS["gemini-cli"]
 
@@ -185,3 +197,64 @@ def test_the_cli_compacts_a_session_file_in_place_of_its_messages(
 def test_bad_records_name_the_place(records: list[Any], says: str) -> None:
     with pytest.raises(SnapshotError, match=says):
         from_gemini_cli(records)
+
+
+AGENTS = Path(__file__).parents[1] / "data" / "agents"
+
+
+def _log() -> Any:
+    return parse_history_text((AGENTS / "gemini_cli_session.jsonl").read_text(encoding="utf-8"))
+
+
+def test_a_session_log_reads_as_the_session_it_folds_to() -> None:
+    """The log the CLI appends (``session-*.jsonl``) folds as its loader folds it: a later line with a
+    record's id replaces it in place, a ``$set`` of ``messages`` replaces them all, ``$rewindTo`` cuts."""
+    lines = _log()
+    assert detect_format(lines) == "gemini-cli"
+    metadata, records = fold_log(lines)
+    assert metadata["summary"] == "Fix parse_date for Z suffixes" and "messages" not in metadata
+    assert len({r["id"] for r in records}) == len(records)
+    written = SESSION_FORMAT.write(SESSION_FORMAT.read(lines))["messages"]
+    assert written == [metadata, *records]
+    assert fold_log(written) == (metadata, records)
+    rewound = [*lines, {"$rewindTo": records[-3]["id"]}]
+    assert fold_log(rewound)[1] == records[:-3]
+
+
+def test_a_call_that_goes_takes_its_parts_and_leaves_its_signature() -> None:
+    """A synced record holds its turn's parts: dropping the turn's first call takes its
+    ``functionCall`` part and its ``functionResponse`` parts, and the signature Gemini 3 wants on a
+    turn's first call moves to the call left; what the CLI resumes keeps Gemini's rules."""
+    lines = _log()
+    first = "read_file-1764496800001-a1"
+    model = ScriptedDecisionModel(lambda name, q, s: 0.0 if name.endswith("_t1") else 0.9)
+    compactor = tt.Compactor(
+        model,
+        config=tt.CompactorConfig(eligible_tools={"read_file", "run_shell_command", "glob"}),
+        execution=tt.ExecutionOptions(mode=tt.Mode.ENFORCE),
+        archive=KeyValueArchive(MemoryStore()),
+    )
+    neutral = SESSION_FORMAT.read(lines)
+    outcome = asyncio.run(compactor.plan(tt.CompactionRequest(neutral, scope=tt.Scope("u", "a", "s"))))
+    assert outcome.adopted and outcome.plan is not None, outcome.detail
+    written = SESSION_FORMAT.write(outcome.plan.messages)["messages"]
+    parts = [p for r in written for p in (r.get("content") if isinstance(r.get("content"), list) else [])]
+    parts += [p for r in written for c in r.get("toolCalls", []) for p in c.get("result") or []]
+    named = {(p.get("functionCall") or p.get("functionResponse") or {}).get("id") for p in parts}
+    assert first not in named  # its call and every response to it went (a tombstone names it)
+    turn = next(r for r in written if r.get("toolCalls") and isinstance(r["content"], list))
+    calls = [p for p in turn["content"] if "functionCall" in p]
+    assert [p["functionCall"]["id"] for p in calls] == ["run_shell_command-1764496800002-b2"]
+    assert calls[0]["thoughtSignature"] == "c2lnbmF0dXJlLW9mLXRoZS1maXJzdC1jYWxs"
+    # What the CLI resumes (the responses of a synced turn come twice, as the CLI itself sends them):
+    # every call answered by the user turn after its model turn, no response without its call.
+    contents = rules.gemini_cli_resumed(fold_log(written)[1])["contents"]
+    made: set[str] = set()
+    for k, content in enumerate(contents):
+        ids = [p["functionCall"]["id"] for p in content["parts"] if "functionCall" in p]
+        made.update(ids)
+        answers = [p["functionResponse"]["id"] for p in content["parts"] if "functionResponse" in p]
+        assert set(answers) <= made, f"content {k}: a response without its call"
+        if ids:
+            following = contents[k + 1]["parts"]
+            assert set(ids) <= {p["functionResponse"]["id"] for p in following if "functionResponse" in p}

@@ -8,6 +8,15 @@ Shape, from gemini-cli-core's ``ChatRecordingService`` (``ConversationRecord``):
 result a list of Gemini parts, usually one ``functionResponse`` with ``{"output": text}``. On resume the
 CLI sends a gemini record as a model turn (its text and calls) followed by a user turn of the calls'
 responses, so a call and its result live in one record.
+
+Since 0.5x the CLI appends a session to ``session-*.jsonl`` instead: a first line of metadata
+(``sessionId``, ``projectHash``, ...), then each record as it is written or rewritten (a later line with
+the same ``id`` replaces it in place), ``{"$set": {...}}`` metadata updates (one with ``messages``
+replaces them all) and ``{"$rewindTo": id}`` (the record and every one after it go), as its
+``loadConversationRecord`` folds them. Such a log is read as the session it folds to and written back as
+that session: its metadata line, then its records. A record the CLI synced from its in-memory history
+holds its turn's parts, calls (``functionCall``) and responses (``functionResponse``) among them: a call
+that goes takes those parts with it (Gemini 3's ``thoughtSignature`` moving to the first call left).
 """
 
 from __future__ import annotations
@@ -44,12 +53,130 @@ def is_gemini_cli_record(item: Any) -> bool:
     )
 
 
-def _text_output(result: Any) -> str | None:
-    """The text of a call's result when it is one ``functionResponse`` whose response is
-    ``{"output": text}`` (what the CLI's tools give), else None."""
-    if not isinstance(result, list) or len(result) != 1 or not isinstance(result[0], dict):
+_LOG_KEYS = ("$set", "$rewindTo")
+
+
+def _is_metadata(line: Any) -> bool:
+    return (
+        isinstance(line, dict)
+        and isinstance(line.get("sessionId"), str)
+        and isinstance(line.get("projectHash"), str)
+        and "type" not in line
+    )
+
+
+def is_gemini_cli_log(lines: Sequence[Any]) -> bool:
+    """Whether ``lines`` are a Gemini CLI session log (``session-*.jsonl``): a metadata line first, then
+    records and ``$set`` / ``$rewindTo`` lines."""
+    return (
+        bool(lines)
+        and _is_metadata(lines[0])
+        and all(
+            is_gemini_cli_record(line) or (isinstance(line, dict) and line.keys() & set(_LOG_KEYS))
+            for line in lines[1:]
+        )
+    )
+
+
+def fold_log(lines: Sequence[Any]) -> tuple[dict[str, Any], list[Any]]:
+    """A session log's metadata and records, as the CLI's ``loadConversationRecord`` folds them."""
+    metadata: dict[str, Any] = {}
+    records: dict[str, Any] = {}
+    for i, line in enumerate(lines):
+        line = common.require_dict(line, "a session line", message=i)
+        if isinstance(line.get("$rewindTo"), str):
+            ids = list(records)
+            gone = ids[ids.index(line["$rewindTo"]) :] if line["$rewindTo"] in records else ids
+            for record_id in gone:
+                del records[record_id]
+        elif isinstance(line.get("id"), str):
+            records[line["id"]] = line
+        elif isinstance(line.get("$set"), dict):
+            if isinstance(line["$set"].get("messages"), list):
+                records = {
+                    m["id"]: m
+                    for m in line["$set"]["messages"]
+                    if isinstance(m, dict) and isinstance(m.get("id"), str)
+                }
+            metadata.update(line["$set"])
+        elif _is_metadata(line):
+            metadata.update(line)
+            if isinstance(line.get("messages"), list):
+                records.update(
+                    (m["id"], m)
+                    for m in line["messages"]
+                    if isinstance(m, dict) and isinstance(m.get("id"), str)
+                )
+    metadata.pop("messages", None)
+    return metadata, list(records.values())
+
+
+def _part_id(part: Any, keys: Sequence[str]) -> str | None:
+    """The id of a ``functionCall`` / ``functionResponse`` part (``keys``: its camel and snake names)."""
+    if not isinstance(part, dict):
         return None
-    part = result[0]
+    body = next((part[k] for k in keys if k in part), None)
+    return common.tag(body.get("id")) if isinstance(body, dict) else None
+
+
+_CALL = ("functionCall", "function_call")
+
+
+def _without_gone(records: list[Any], gone: set[str]) -> list[Any]:
+    """``records`` with the call and response parts of the calls ``gone`` taken out of their
+    ``content``; a record left with none goes, and a signature on a call that went moves to the
+    first call left in its turn."""
+    out: list[Any] = []
+    for record in records:
+        if gone and isinstance(record, dict) and isinstance(record.get("toolCalls"), list):
+            record = {**record, "toolCalls": [_answers_left(call, gone) for call in record["toolCalls"]]}
+        content = record.get("content") if isinstance(record, dict) else None
+        if not gone or not isinstance(content, list):
+            out.append(record)
+            continue
+        kept = [p for p in content if (_part_id(p, _CALL) or _part_id(p, _RESPONSE)) not in gone]
+        if len(kept) == len(content):
+            out.append(record)
+            continue
+        signed = [p for p in content if _part_id(p, _CALL) and "thoughtSignature" in p]
+        calls = [p for p in kept if _part_id(p, _CALL)]
+        if signed and calls and signed[0] not in kept and "thoughtSignature" not in calls[0]:
+            moved = {**calls[0], "thoughtSignature": signed[0]["thoughtSignature"]}
+            kept = [moved if p is calls[0] else p for p in kept]
+        if kept or record.get("toolCalls") or record.get("type") == "gemini":
+            out.append({**record, "content": kept})
+    return out
+
+
+def _own_part(result: Any, call_id: str | None) -> int | None:
+    """Where a call's own ``functionResponse`` stands in its result: the one part, or, in a result a
+    synced record holds (every response of its turn), the part answering ``call_id``."""
+    if not isinstance(result, list) or not result or not all(isinstance(p, dict) for p in result):
+        return None
+    if len(result) == 1:
+        return 0
+    if call_id is None or not all(_part_id(p, _RESPONSE) for p in result):
+        return None
+    own = [k for k, p in enumerate(result) if _part_id(p, _RESPONSE) == call_id]
+    return own[0] if len(own) == 1 else None
+
+
+def _answers_left(call: Any, gone: set[str]) -> Any:
+    """A tool call record whose ``result`` (a synced record's: every response of its turn) no longer
+    holds the responses of the calls ``gone``."""
+    result = call.get("result") if isinstance(call, dict) else None
+    if not isinstance(result, list) or not any(_part_id(p, _RESPONSE) in gone for p in result):
+        return call
+    return {**call, "result": [p for p in result if _part_id(p, _RESPONSE) not in gone]}
+
+
+def _text_output(result: Any, call_id: str | None = None) -> str | None:
+    """The text of a call's result when its own part is a ``functionResponse`` whose response is
+    ``{"output": text}`` (what the CLI's tools give), else None."""
+    at = _own_part(result, call_id)
+    if at is None:
+        return None
+    part = result[at]
     key = next((k for k in _RESPONSE if k in part), None)
     response = part[key].get("response") if key is not None and isinstance(part[key], dict) else None
     if isinstance(response, dict) and set(response) == {"output"} and isinstance(response["output"], str):
@@ -61,7 +188,14 @@ def _content_blocks(content: Any, i: int) -> list[Block]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}] if content else []
     if isinstance(content, list):
-        return common.text_parts(content, FORMAT)
+        # A plain Gemini text part ({"text": ...}, what the CLI records a prompt as) is text the judge
+        # reads; any other part (a thought, a call, a response, a file) rides as it is.
+        return [
+            {"type": "text", "text": p["text"]}
+            if isinstance(p, dict) and p.keys() == {"text"} and isinstance(p["text"], str)
+            else common.raw_block(FORMAT, copy.deepcopy(p))
+            for p in content
+        ]
     raise SnapshotError("content must be text or a list of parts", message=i, field="content")
 
 
@@ -83,7 +217,7 @@ def _tool_blocks(call: Any, i: int, j: int) -> list[Block]:
     ]
     if "result" not in call or call["result"] is None:
         return blocks
-    text = _text_output(call["result"])
+    text = _text_output(call["result"], call_id)
     output: str | list[Block] = (
         text if text is not None else [common.raw_block(FORMAT, copy.deepcopy(call["result"]))]
     )
@@ -111,6 +245,9 @@ def from_gemini_cli(records: Sequence[Any]) -> list[Message]:
     common.require_sequence(records, "a Gemini CLI session's messages", "records")
     seen: dict[str, int] = {}
     run = CarrierRun(FORMAT, seen)
+    if is_gemini_cli_log(records):
+        metadata, records = fold_log(records)
+        run.hold(metadata)
     for i, record in enumerate(records):
         record = common.require_dict(record, "a message record", message=i)
         kind = common.tag(record.get("type"))
@@ -137,6 +274,7 @@ def from_gemini_cli(records: Sequence[Any]) -> list[Message]:
         meta["content"] = "str" if isinstance(record.get("content"), str) else "parts"
         if calls:
             meta["called"] = True
+            meta["calls"] = [c["id"] for c in calls if isinstance(c, dict) and isinstance(c.get("id"), str)]
         given = record.get("id")
         ident = given if isinstance(given, str) and given and given not in seen else None
         message_id = ident or common.message_id("gc-", record, seen, i)
@@ -155,13 +293,14 @@ def _result(block: Block, i: int, j: int) -> Any:
         if len(output) == 1 and common.is_raw(output[0], FORMAT):
             return copy.deepcopy(output[0]["value"])
         raise common.unsupported("Gemini CLI tool results", block, i, j)
-    if _text_output(sent) == output:
+    if _text_output(sent, block["id"]) == output:
         return copy.deepcopy(sent)
-    if isinstance(sent, list) and _text_output(sent) is not None:
-        part = copy.deepcopy(sent[0])
-        key = next(k for k in _RESPONSE if k in part)
-        part[key]["response"] = {"output": output}
-        return [part]
+    at = _own_part(sent, block["id"]) if _text_output(sent, block["id"]) is not None else None
+    if at is not None and isinstance(sent, list):
+        parts = copy.deepcopy(sent)
+        key = next(k for k in _RESPONSE if k in parts[at])
+        parts[at][key]["response"] = {"output": output}
+        return parts
     return [{"functionResponse": {"id": block["id"], "name": block["name"], "response": {"output": output}}}]
 
 
@@ -208,7 +347,10 @@ def to_gemini_cli(messages: Sequence[Any]) -> list[Any]:
     """
     out: list[Any] = []
     folded: dict[str, Any] | None = None  # a gemini record whose calls all went, to join the next one
-    for i, message in enumerate(common.neutral_input(messages)):
+    messages = common.neutral_input(messages)
+    kept = {b["id"] for m in messages for b in m["content"] if b["type"] == "tool_call"}
+    read = {c for m in messages for c in common.format_meta(m, FORMAT).get("calls", ()) if isinstance(c, str)}
+    for i, message in enumerate(messages):
         value = carried(message, FORMAT)
         if value is not None:
             out.extend(value)
@@ -235,7 +377,7 @@ def to_gemini_cli(messages: Sequence[Any]) -> list[Any]:
         if meta.get("called") and record.get("type") == "gemini" and not record.get("toolCalls"):
             folded = record
         out.append(record)
-    return out
+    return _without_gone(out, read - kept)
 
 
 def _joined(first: Any, then: Any) -> Any:

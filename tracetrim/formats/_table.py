@@ -19,7 +19,12 @@ from tracetrim.formats._claude_code import from_claude_code, is_claude_code_entr
 from tracetrim.formats._codex import from_codex, is_codex_line, to_codex
 from tracetrim.formats._common import require_sequence, tag
 from tracetrim.formats._gemini import GEMINI_SYSTEM, from_gemini, is_gemini_content, to_gemini
-from tracetrim.formats._gemini_cli import from_gemini_cli, is_gemini_cli_record, to_gemini_cli
+from tracetrim.formats._gemini_cli import (
+    from_gemini_cli,
+    is_gemini_cli_log,
+    is_gemini_cli_record,
+    to_gemini_cli,
+)
 from tracetrim.formats._langchain_json import from_langchain_json, is_langchain_json, to_langchain_json
 from tracetrim.formats._mini_swe_agent import ACTION_REGEX, from_mini_swe_agent, to_mini_swe_agent
 from tracetrim.formats._ollama import from_ollama, is_ollama_message, to_ollama
@@ -383,7 +388,7 @@ def _whole_list(data: Sequence[Any]) -> str | None:
         return None
     if all(is_codex_line(item) for item in items):
         return "codex"
-    if all(is_gemini_cli_record(item) for item in items):
+    if all(is_gemini_cli_record(item) for item in items) or is_gemini_cli_log(items):
         return "gemini-cli"
     if all(is_openhands_event(item) for item in items):
         return "openhands"
