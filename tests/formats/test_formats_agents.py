@@ -309,3 +309,25 @@ async def test_openhands_v0_a_response_that_keeps_a_call_lists_only_the_calls_le
     assert said["content"].startswith("Let me look at the repository first.\n[tracetrim: ")
     assert "toolu_01" in said["content"]
     assert not any(e.get("tool_call_metadata", {}).get("tool_call_id") == "toolu_01" for e in written)
+
+
+def test_openhands_observation_parts_come_back_as_they_were_sent() -> None:
+    """An observation's text is held once, in its block: written back, it is cut into the parts it
+    came in; a snapshot archived with the whole event in its metadata writes back the same."""
+    events = _one("openhands_events.json")
+    observation = next(e for e in events if e["kind"] == "ObservationEvent")
+    observation["observation"]["content"] = [
+        {"cache_prompt": False, "type": "text", "text": "first part"},
+        {"cache_prompt": True, "type": "text", "text": "second\npart"},
+    ]
+    shape = HISTORY_FORMATS["openhands"]
+    neutral = shape.read(events)
+    assert "second\npart" not in json.dumps([m.get("metadata") for m in neutral])
+    assert shape.write(neutral)["messages"] == events
+    whole = {e["id"]: e for e in events}
+    for message in neutral:
+        meta = message.get("metadata", {}).get("tracetrim.openhands", {})
+        if "lengths" in meta:
+            meta.pop("lengths")
+            meta["event"] = copy.deepcopy(whole[meta["event"]["id"]])
+    assert shape.write(neutral)["messages"] == events

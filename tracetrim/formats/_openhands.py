@@ -30,6 +30,9 @@ _RESULTS = {
 }
 _STATES = {"ObservationEvent": "success", "UserRejectObservation": "denied", "AgentErrorEvent": "error"}
 _SOURCES = frozenset({"agent", "user", "environment", "hook"})
+_HELD = "\x00tracetrim.text"
+"""Where an observation's text stood in the event kept in metadata: its block holds it, so a history
+is not counted twice (a plan's reduction would be diluted)."""
 _SHARED = ("reasoning_content", "thinking_blocks", "responses_reasoning_item")
 """What the SDK takes from a batch's first action for the whole assistant message."""
 
@@ -144,34 +147,73 @@ def from_openhands(events: Sequence[Any]) -> list[Message]:
             run.hold(event)
             continue
         neutral = {"id": str(event["id"]), "role": role, "content": blocks}
-        run.add(common.attach_meta(neutral, FORMAT, {"event": copy.deepcopy(event)}))
+        meta: dict[str, Any] = {"event": event}
+        if blocks[0]["type"] == "tool_result":
+            meta = _held(event)
+        run.add(common.attach_meta(neutral, FORMAT, copy.deepcopy(meta)))
     return common.mark_pending(run.messages())
 
 
-def _with_result(event: dict[str, Any], block: Block, i: int, j: int) -> dict[str, Any]:
+def _held(event: dict[str, Any]) -> dict[str, Any]:
+    """The metadata of a result's event: the event with its text held out (the block has it), and the
+    lengths of an observation's text parts, to cut the text back into them."""
+    field = _RESULTS[event["kind"]]
+    if field != "observation":
+        return {"event": {**event, field: _HELD}}
+    value = event[field]
+    parts = [{**p, "text": _HELD} for p in value["content"]]
+    return {
+        "event": {**event, field: {**value, "content": parts}},
+        "lengths": [len(p["text"]) for p in value["content"]],
+    }
+
+
+def _cut(text: str, lengths: list[Any]) -> list[str] | None:
+    """``text`` cut back into parts of ``lengths`` joined by newlines, or None where it does not fit."""
+    pieces: list[str] = []
+    at = 0
+    for k, length in enumerate(lengths):
+        if not isinstance(length, int) or length < 0:
+            return None
+        pieces.append(text[at : at + length])
+        at += length
+        if k < len(lengths) - 1:
+            if text[at : at + 1] != "\n":
+                return None
+            at += 1
+    return pieces if at == len(text) else None
+
+
+def _with_result(event: dict[str, Any], block: Block, i: int, j: int, lengths: Any) -> dict[str, Any]:
     text = common.output_text(block, "OpenHands", i, j)
     field = _RESULTS[event["kind"]]
     if field != "observation":
-        if event.get(field) != text:
-            event[field] = text
+        event[field] = text
         return event
     observation = event[field]
-    texts = _texts(observation.get("content")) or []
-    if "\n".join(texts) != text:
-        first = observation["content"][0] if observation.get("content") else {"type": "text"}
-        observation["content"] = [{**first, "text": text}]
+    parts = observation.get("content") or []
+    if isinstance(lengths, list) and len(lengths) == len(parts):
+        pieces = _cut(text, lengths)
+        if pieces is not None:  # the text as it came, in its own parts
+            observation["content"] = [{**p, "text": t} for p, t in zip(parts, pieces, strict=True)]
+            return event
+    elif "\n".join(_texts(parts) or []) == text:  # an event kept whole (a snapshot archived before)
+        return event
+    first = parts[0] if parts else {"type": "text"}
+    observation["content"] = [{**first, "text": text}]
     return event
 
 
 def _convert(message: Message, i: int) -> list[Any]:
-    event = copy.deepcopy(common.format_meta(message, FORMAT).get("event"))
+    meta = common.format_meta(message, FORMAT)
+    event = copy.deepcopy(meta.get("event"))
     calls = [b for b in message["content"] if b["type"] == "tool_call"]
     results = [(j, b) for j, b in enumerate(message["content"]) if b["type"] == "tool_result"]
     texts = [b["text"] for b in message["content"] if b["type"] == "text"]
     if isinstance(event, dict) and event.get("kind") == "ActionEvent":
         return [event] if calls else [_Dropped(event, texts)]
     if isinstance(event, dict) and common.tag(event.get("kind")) in _RESULTS:
-        return [_with_result(event, results[0][1], i, results[0][0])] if results else []
+        return [_with_result(event, results[0][1], i, results[0][0], meta.get("lengths"))] if results else []
     if isinstance(event, dict) and event.get("kind") == "MessageEvent":
         original = _texts(event["llm_message"].get("content"))
         if original == texts:
