@@ -19,6 +19,7 @@ FRAMEWORK_EXAMPLES = {
     "langchain_agent.py": ("langchain", "langchain"),
     "pydantic_ai_agent.py": ("pydantic_ai", "pydantic-ai"),
     "openai_agents_agent.py": ("agents", "openai-agents"),
+    "adk_agent.py": ("google.adk", "adk"),
 }
 
 
