@@ -1,0 +1,132 @@
+"""Claude Code itself resumes the sessions tracetrim writes back: the real CLI (``@anthropic-ai/claude-code``,
+pinned in ``tests/js``) runs ``claude -p --resume`` on a compacted session, and the request it then sends
+holds every ``tool_use`` answered by its ``tool_result`` in the next user message, no result without its
+call, and every call and result as the session sent them (or, for results, marked shortened).
+
+The CLI talks to a stub of the Messages API on 127.0.0.1 (`tests._anthropic_stub`: the real API is not
+reachable here). ``.ci/run`` installs the CLI (``npm ci --prefix tests/js``); without it the tests skip
+outside CI and fail in CI.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests._anthropic_stub import anthropic_stub
+from tests._compact_plans import compact
+from tests.conftest import service_unavailable
+from tracetrim.formats import HISTORY_FORMATS, JsonLines, dump_jsonl, parse_history_text
+
+CLI = Path(__file__).parents[1] / "js" / "node_modules" / ".bin" / "claude"
+SESSION = Path(__file__).parents[1] / "data" / "agents" / "claude_code_session.jsonl"
+
+
+def _resume(lines: list[dict[str, Any]], home: Path) -> list[dict[str, Any]]:
+    """The messages Claude Code sends when it resumes the session ``lines`` (in a fresh home)."""
+    if not CLI.exists():
+        service_unavailable("Claude Code is not installed (npm ci --prefix tests/js)")
+    entry = next(e for e in lines if "sessionId" in e and "cwd" in e)
+    work = home / "work"
+    work.mkdir(parents=True, exist_ok=True)
+    # Claude Code keeps a session under its working directory's name, "/" and "." written as "-".
+    project = home / ".claude" / "projects" / str(work).replace("/", "-").replace(".", "-")
+    project.mkdir(parents=True)
+    moved = [{**e, "cwd": str(work)} if "cwd" in e else e for e in lines]
+    (project / f"{entry['sessionId']}.jsonl").write_text(dump_jsonl(JsonLines(moved)), encoding="utf-8")
+    with anthropic_stub() as stub:
+        host, port = stub.server_address[:2]
+        env = {
+            "PATH": os.environ.get("PATH", ""),
+            "HOME": str(home),
+            "ANTHROPIC_BASE_URL": f"http://{host!s}:{port}",
+            "ANTHROPIC_API_KEY": "sk-ant-stub",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_TELEMETRY": "1",
+        }
+        argv = [str(CLI), "-p", "go on", "--resume", entry["sessionId"], "--max-turns", "1"]
+        done = subprocess.run(
+            [*argv, "--output-format", "json"],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        requests = [r["body"] for r in stub.requests if r["body"].get("messages")]
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert json.loads(done.stdout)["is_error"] is False
+    assert requests, "Claude Code sent no request"
+    messages: list[dict[str, Any]] = requests[-1]["messages"]
+    return messages
+
+
+def _blocks(message: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+    content = message["content"]
+    return [b for b in content if b.get("type") == kind] if isinstance(content, list) else []
+
+
+def _texts(message: dict[str, Any]) -> list[str]:
+    content = message["content"]
+    return [content] if isinstance(content, str) else [b.get("text", "") for b in _blocks(message, "text")]
+
+
+def _check(messages: list[dict[str, Any]], sent: list[dict[str, Any]]) -> None:
+    """Anthropic's pairing rule on what Claude Code sent, and every call and result as first sent."""
+    calls = {b["id"]: b for m in sent for b in _blocks(m, "tool_use")}
+    results = {b["tool_use_id"]: b for m in sent for b in _blocks(m, "tool_result")}
+    for i, message in enumerate(messages):
+        uses = [b["id"] for b in _blocks(message, "tool_use")]
+        if uses:
+            answered = [b["tool_use_id"] for b in _blocks(messages[i + 1], "tool_result")]
+            assert messages[i + 1]["role"] == "user" and set(uses) <= set(answered), (i, uses, answered)
+        for block in _blocks(message, "tool_result"):
+            made = [b["id"] for b in _blocks(messages[i - 1], "tool_use")]
+            assert block["tool_use_id"] in made, (i, "a result without its call", block["tool_use_id"])
+            strip = {k: v for k, v in block.items() if k != "cache_control"}
+            first = {k: v for k, v in results[block["tool_use_id"]].items() if k != "cache_control"}
+            assert strip == first or "tracetrim" in json.dumps(strip), (i, "a result not as sent")
+        for block in _blocks(message, "tool_use"):
+            assert {k: v for k, v in block.items() if k != "cache_control"} == {
+                k: v for k, v in calls[block["id"]].items() if k != "cache_control"
+            }
+
+
+PLANS = {
+    "as-read": None,
+    "drop-all": {"actions": ["drop_call"], "tombstones": True, "recent": 1},
+    "shorten-all": {"actions": ["drop_result"], "tombstones": True, "recent": 1},
+    "mixed": {"actions": ["drop_call", "keep", "drop_result"], "tombstones": False, "recent": 2},
+}
+
+
+@pytest.mark.parametrize("plan", sorted(PLANS))
+def test_claude_code_resumes_what_tracetrim_writes(plan: str, tmp_path: Path) -> None:
+    lines = parse_history_text(SESSION.read_text(encoding="utf-8"))
+    shape = HISTORY_FORMATS["claude-code"]
+    chosen = PLANS[plan]
+    neutral = shape.read(lines)
+    written = shape.write(compact(neutral, chosen) if chosen else neutral)["messages"]
+    sent = _resume(lines, tmp_path / "before")
+    after = _resume(written, tmp_path / "after")
+    _check(sent, sent)
+    _check(after, sent)
+    # Claude Code follows the parentUuid chain back from the last entry: a broken link would silently
+    # cut the history there, so every call the file keeps must reach the request.
+    before = {b["id"] for m in sent for b in _blocks(m, "tool_use")}
+    in_file = {
+        b["id"]
+        for e in written
+        if isinstance(e.get("message"), dict)
+        for b in _blocks(e["message"], "tool_use")
+    }
+    assert {b["id"] for m in after for b in _blocks(m, "tool_use")} == before & in_file
+    assert _texts(after[0]) == _texts(sent[0])  # the task is still the first thing said
+    if chosen is not None and "drop_call" in chosen["actions"]:
+        assert before & in_file < before  # something went
