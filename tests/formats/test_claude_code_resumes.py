@@ -3,7 +3,7 @@ pinned in ``tests/js``) runs ``claude -p --resume`` on a compacted session, and 
 holds every ``tool_use`` answered by its ``tool_result`` in the next user message, no result without its
 call, and every call and result as the session sent them (or, for results, marked shortened).
 
-The CLI talks to a stub of the Messages API on 127.0.0.1 (`tests._anthropic_stub`: the real API is not
+The CLI talks to a stub of the Messages API on 127.0.0.1 (`tests._api_stub`: the real API is not
 reachable here). ``.ci/run`` installs the CLI (``npm ci --prefix tests/js``); without it the tests skip
 outside CI and fail in CI.
 """
@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests._anthropic_stub import anthropic_stub
+from tests._api_stub import api_stub
 from tests._compact_plans import compact
 from tests.conftest import service_unavailable
 from tracetrim.formats import HISTORY_FORMATS, JsonLines, dump_jsonl, parse_history_text
@@ -39,7 +39,7 @@ def _resume(lines: list[dict[str, Any]], home: Path) -> list[dict[str, Any]]:
     project.mkdir(parents=True)
     moved = [{**e, "cwd": str(work)} if "cwd" in e else e for e in lines]
     (project / f"{entry['sessionId']}.jsonl").write_text(dump_jsonl(JsonLines(moved)), encoding="utf-8")
-    with anthropic_stub() as stub:
+    with api_stub() as stub:
         host, port = stub.server_address[:2]
         env = {
             "PATH": os.environ.get("PATH", ""),

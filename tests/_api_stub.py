@@ -1,8 +1,10 @@
-"""A stand-in for Anthropic's Messages API on 127.0.0.1, for running the real Claude Code CLI offline.
+"""A stand-in for Anthropic's Messages API and OpenAI's Responses API on 127.0.0.1, for running the real
+Claude Code and Codex CLIs offline.
 
-The real API cannot be reached from the test machines, so this stub takes its place: it records every
+The real APIs cannot be reached from the test machines, so this stub takes their place: it records every
 request body it is sent and answers each with one short text reply (streamed as server-sent events
-when the request asks for a stream). What the tests check is what the real client sent.
+when the request asks for a stream; ``/responses`` in the Responses API's events). What the tests
+check is what the real client sent.
 """
 
 from __future__ import annotations
@@ -34,6 +36,39 @@ def _events(model: str) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
+def _responses_events(model: str) -> list[tuple[str, dict[str, Any]]]:
+    text = {"type": "output_text", "text": _REPLY, "annotations": []}
+    item = {
+        "type": "message",
+        "role": "assistant",
+        "id": "msg_stub",
+        "status": "completed",
+        "content": [text],
+    }
+    usage = {
+        "input_tokens": 10,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": 3,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": 13,
+    }
+    done = {"id": "resp_stub", "object": "response", "status": "completed", "model": model, "output": [item]}
+    done["usage"] = usage
+    started = {**done, "status": "in_progress", "output": []}
+    added = {**item, "status": "in_progress", "content": []}
+    delta = {"output_index": 0, "content_index": 0, "item_id": "msg_stub", "delta": _REPLY}
+    return [
+        ("response.created", {"type": "response.created", "response": started}),
+        (
+            "response.output_item.added",
+            {"type": "response.output_item.added", "output_index": 0, "item": added},
+        ),
+        ("response.output_text.delta", {"type": "response.output_text.delta", **delta}),
+        ("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}),
+        ("response.completed", {"type": "response.completed", "response": done}),
+    ]
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
 
@@ -56,16 +91,22 @@ class _Handler(BaseHTTPRequestHandler):
             self._json({"input_tokens": 100})
             return
         model = str(body.get("model", "claude"))
+        if self.path.rstrip("/").endswith("/responses"):
+            self._stream(_responses_events(model))
+            return
         if not body.get("stream"):
             reply = {"type": "text", "text": _REPLY}
             self._json({"id": "msg_stub", "type": "message", "role": "assistant", "model": model,
                         "content": [reply], "stop_reason": "end_turn",
                         "usage": {"input_tokens": 10, "output_tokens": 3}})  # fmt: skip
             return
+        self._stream(_events(model))
+
+    def _stream(self, events: list[tuple[str, dict[str, Any]]]) -> None:
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.end_headers()
-        for name, data in _events(model):
+        for name, data in events:
             self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
 
     def do_GET(self) -> None:
@@ -79,7 +120,7 @@ class _Server(ThreadingHTTPServer):
 
 
 @contextmanager
-def anthropic_stub() -> Iterator[_Server]:
+def api_stub() -> Iterator[_Server]:
     """A running stub; ``server.requests`` holds what it was sent, ``server.server_address`` where it is."""
     server = _Server(("127.0.0.1", 0), _Handler)
     server.requests = []

@@ -1,0 +1,116 @@
+"""Codex itself resumes the rollouts tracetrim writes back: the real CLI (``@openai/codex``, pinned in
+``tests/js``) runs ``codex exec resume`` on a compacted rollout, and the Responses request it then sends
+holds every ``function_call`` answered by its ``function_call_output`` later on, no output without its
+call, every ``reasoning`` item followed by the item it came with, every call and output as first sent
+(or, for outputs, marked shortened), and every call the file keeps.
+
+The CLI talks to a stub of the Responses API on 127.0.0.1 (`tests._api_stub`: the real API is not
+reachable here). ``.ci/run`` installs the CLI (``npm ci --prefix tests/js``); without it the tests skip
+outside CI and fail in CI.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests._api_stub import api_stub
+from tests._compact_plans import compact
+from tests.conftest import service_unavailable
+from tracetrim.formats import HISTORY_FORMATS, JsonLines, dump_jsonl, parse_history_text
+
+CLI = Path(__file__).parents[1] / "js" / "node_modules" / ".bin" / "codex"
+ROLLOUT = Path(__file__).parents[1] / "data" / "agents" / "codex_rollout.jsonl"
+
+
+def _resume(lines: list[dict[str, Any]], home: Path) -> list[dict[str, Any]]:
+    """The input items Codex sends when it resumes the rollout ``lines`` (in a fresh ``CODEX_HOME``)."""
+    if not CLI.exists():
+        service_unavailable("Codex is not installed (npm ci --prefix tests/js)")
+    session = next(e["payload"]["id"] for e in lines if e.get("type") == "session_meta")
+    day = home / "sessions" / "2025" / "10" / "02"
+    day.mkdir(parents=True)
+    (day / f"rollout-2025-10-02T10-00-00-{session}.jsonl").write_text(dump_jsonl(JsonLines(lines)), "utf-8")
+    work = home / "work"
+    work.mkdir()
+    with api_stub() as stub:
+        host, port = stub.server_address[:2]
+        provider = {
+            "name": '"stub"',
+            "base_url": f'"http://{host!s}:{port}/v1"',
+            "wire_api": '"responses"',
+            "env_key": '"OPENAI_API_KEY"',
+        }
+        settings = [f"model_providers.stub.{k}={v}" for k, v in provider.items()]
+        config = [arg for s in ["model_provider=stub", "model=gpt-5.1-codex", *settings] for arg in ("-c", s)]
+        env = {"PATH": os.environ.get("PATH", ""), "CODEX_HOME": str(home), "OPENAI_API_KEY": "sk-stub"}
+        done = subprocess.run(
+            [str(CLI), "exec", *config, "--skip-git-repo-check", "resume", session, "go on"],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        requests = [r["body"] for r in stub.requests if r["path"].endswith("/responses")]
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert requests, "Codex sent no request"
+    items: list[dict[str, Any]] = requests[-1]["input"]
+    return items
+
+
+def _check(items: list[dict[str, Any]], sent: list[dict[str, Any]]) -> None:
+    """The Responses API's pairing rules on what Codex sent, and every call and output as first sent."""
+    calls = {i["call_id"]: i for i in sent if i.get("type") == "function_call"}
+    outputs = {i["call_id"]: i for i in sent if i.get("type") == "function_call_output"}
+    made: set[str] = set()
+    for k, item in enumerate(items):
+        kind = item.get("type")
+        if kind == "function_call":
+            assert item == calls[item["call_id"]], ("a call not as sent", item["call_id"])
+            made.add(item["call_id"])
+            later = [i["call_id"] for i in items[k + 1 :] if i.get("type") == "function_call_output"]
+            assert item["call_id"] in later, ("a call without its output", item["call_id"])
+        elif kind == "function_call_output":
+            assert item["call_id"] in made, ("an output without its call", item["call_id"])
+            assert item == outputs[item["call_id"]] or "tracetrim" in json.dumps(item), (
+                "an output not as sent"
+            )
+        elif kind == "reasoning":
+            assert items[k + 1].get("type") not in ("reasoning", None), ("reasoning without its item", k)
+
+
+PLANS = {
+    "as-read": None,
+    "drop-all": {"actions": ["drop_call"], "tombstones": True, "recent": 1},
+    "shorten-all": {"actions": ["drop_result"], "tombstones": True, "recent": 1},
+    "mixed": {"actions": ["drop_call", "keep", "drop_result"], "tombstones": False, "recent": 2},
+}
+
+
+@pytest.mark.parametrize("plan", sorted(PLANS))
+def test_codex_resumes_what_tracetrim_writes(plan: str, tmp_path: Path) -> None:
+    lines = parse_history_text(ROLLOUT.read_text(encoding="utf-8"))
+    shape = HISTORY_FORMATS["codex"]
+    chosen = PLANS[plan]
+    neutral = shape.read(lines)
+    written = shape.write(compact(neutral, chosen) if chosen else neutral)["messages"]
+    sent = _resume(lines, tmp_path / "before")
+    after = _resume(written, tmp_path / "after")
+    _check(sent, sent)
+    _check(after, sent)
+    before = {i["call_id"] for i in sent if i.get("type") == "function_call"}
+    in_file = {
+        e["payload"]["call_id"]
+        for e in written
+        if e.get("type") == "response_item" and e["payload"].get("type") == "function_call"
+    }
+    assert {i["call_id"] for i in after if i.get("type") == "function_call"} == before & in_file
+    if chosen is not None and "drop_call" in chosen["actions"]:
+        assert before & in_file < before  # something went
