@@ -19,21 +19,30 @@ from typing import Any
 _REPLY = "All done."
 
 
-def _events(model: str) -> list[tuple[str, dict[str, Any]]]:
+def _events(model: str, blocks: list[dict[str, Any]], n: int) -> list[tuple[str, dict[str, Any]]]:
+    """A streamed Messages reply of ``blocks`` (text and ``tool_use``), as the API streams one."""
     usage = {"input_tokens": 10, "output_tokens": 1}
-    message = {"id": "msg_stub", "type": "message", "role": "assistant", "model": model, "content": []}
-    start = {**message, "stop_reason": None, "usage": usage}
-    block = {"type": "text", "text": ""}
-    delta = {"type": "text_delta", "text": _REPLY}
-    end = {"stop_reason": "end_turn"}
-    return [
-        ("message_start", {"type": "message_start", "message": start}),
-        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}),
-        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
-        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        ("message_delta", {"type": "message_delta", "delta": end, "usage": {"output_tokens": 3}}),
-        ("message_stop", {"type": "message_stop"}),
+    message = {"id": f"msg_stub{n}", "type": "message", "role": "assistant", "model": model, "content": []}
+    events: list[tuple[str, dict[str, Any]]] = [
+        (
+            "message_start",
+            {"type": "message_start", "message": {**message, "stop_reason": None, "usage": usage}},
+        )
     ]
+    for k, block in enumerate(blocks):
+        if block["type"] == "tool_use":
+            start = {**block, "input": {}}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+        else:
+            start, delta = {"type": "text", "text": ""}, {"type": "text_delta", "text": block["text"]}
+        events += [
+            ("content_block_start", {"type": "content_block_start", "index": k, "content_block": start}),
+            ("content_block_delta", {"type": "content_block_delta", "index": k, "delta": delta}),
+            ("content_block_stop", {"type": "content_block_stop", "index": k}),
+        ]
+    stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
+    end = {"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 3}}
+    return [*events, ("message_delta", end), ("message_stop", {"type": "message_stop"})]
 
 
 def _responses_events(model: str) -> list[tuple[str, dict[str, Any]]]:
@@ -91,16 +100,19 @@ class _Handler(BaseHTTPRequestHandler):
             self._json({"input_tokens": 100})
             return
         model = str(body.get("model", "claude"))
+        blocks = [{"type": "text", "text": _REPLY}]
+        if body.get("tools") and self.server.script:  # the agent's own loop follows the script
+            blocks = self.server.script.pop(0)
         if self.path.rstrip("/").endswith("/responses"):
             self._stream(_responses_events(model))
             return
+        n = len(self.server.requests)
         if not body.get("stream"):
-            reply = {"type": "text", "text": _REPLY}
-            self._json({"id": "msg_stub", "type": "message", "role": "assistant", "model": model,
-                        "content": [reply], "stop_reason": "end_turn",
+            self._json({"id": f"msg_stub{n}", "type": "message", "role": "assistant", "model": model,
+                        "content": blocks, "stop_reason": "end_turn",
                         "usage": {"input_tokens": 10, "output_tokens": 3}})  # fmt: skip
             return
-        self._stream(_events(model))
+        self._stream(_events(model, blocks, n))
 
     def _stream(self, events: list[tuple[str, dict[str, Any]]]) -> None:
         self.send_response(200)
@@ -117,13 +129,19 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _Server(ThreadingHTTPServer):
     requests: list[dict[str, Any]]
+    script: list[list[dict[str, Any]]]
 
 
 @contextmanager
-def api_stub() -> Iterator[_Server]:
-    """A running stub; ``server.requests`` holds what it was sent, ``server.server_address`` where it is."""
+def api_stub(script: list[list[dict[str, Any]]] | None = None) -> Iterator[_Server]:
+    """A running stub; ``server.requests`` holds what it was sent, ``server.server_address`` where it is.
+
+    ``script``: the Messages replies (lists of text and ``tool_use`` blocks) the agent's requests get in
+    turn, a request with ``tools`` taking the next one; every other request gets one line of text.
+    """
     server = _Server(("127.0.0.1", 0), _Handler)
     server.requests = []
+    server.script = list(script or [])
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

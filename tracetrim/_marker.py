@@ -202,13 +202,17 @@ _TOMBSTONE = re.compile(
 
 def gist(text: str) -> str:
     """A one-line reminder of a call's input: a JSON object's values (the command, the path, the query)
-    rather than its syntax, whitespace collapsed, cut to `GIST_CHARS` with an ellipsis."""
+    rather than its syntax, its text values first (a flag such as ``"replace_all": false`` tells no
+    call from another), whitespace collapsed, cut to `GIST_CHARS` with an ellipsis."""
     try:
         value = strict_loads(text)
     except (ValueError, RecursionError):
         value = text
     if isinstance(value, dict):
-        value = " ".join(str(v) for v in value.values())
+        values = list(value.values())
+        texts = [v for v in values if isinstance(v, str)]
+        rest = [v for v in values if not isinstance(v, (str, bool)) and v is not None]
+        value = " ".join(str(v) for v in [*texts, *rest] or values)
     flat = " ".join(str(value).split())
     return flat if len(flat) <= GIST_CHARS else flat[: GIST_CHARS - 1] + "…"
 

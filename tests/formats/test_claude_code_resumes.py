@@ -1,5 +1,6 @@
-"""Claude Code itself resumes the sessions tracetrim writes back: the real CLI (``@anthropic-ai/claude-code``,
-pinned in ``tests/js``) runs ``claude -p --resume`` on a compacted session, and the request it then sends
+"""Claude Code itself writes a session and resumes the one tracetrim writes back: the real CLI
+(``@anthropic-ai/claude-code``, pinned in ``tests/js``) runs a scripted task (reading, listing, searching
+real files), then ``claude -p --resume`` on the compacted session, and the request it then sends
 holds every ``tool_use`` answered by its ``tool_result`` in the next user message, no result without its
 call, and every call and result as the session sent them (or, for results, marked shortened).
 
@@ -21,16 +22,33 @@ import pytest
 from tests._api_stub import api_stub
 from tests._compact_plans import compact
 from tests.conftest import service_unavailable
-from tracetrim.formats import HISTORY_FORMATS, JsonLines, dump_jsonl, parse_history_text
+from tracetrim.formats import HISTORY_FORMATS, JsonLines, detect_format, dump_jsonl, parse_history_text
 
 CLI = Path(__file__).parents[1] / "js" / "node_modules" / ".bin" / "claude"
 SESSION = Path(__file__).parents[1] / "data" / "agents" / "claude_code_session.jsonl"
 
 
-def _resume(lines: list[dict[str, Any]], home: Path) -> list[dict[str, Any]]:
-    """The messages Claude Code sends when it resumes the session ``lines`` (in a fresh home)."""
+def _env(home: Path, stub: Any) -> dict[str, str]:
+    host, port = stub.server_address[:2]
+    return {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(home),
+        "ANTHROPIC_BASE_URL": f"http://{host!s}:{port}",
+        "ANTHROPIC_API_KEY": "sk-ant-stub",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_TELEMETRY": "1",
+    }
+
+
+def _cli() -> Path:
     if not CLI.exists():
         service_unavailable("Claude Code is not installed (npm ci --prefix tests/js)")
+    return CLI
+
+
+def _resume(lines: list[dict[str, Any]], home: Path) -> list[dict[str, Any]]:
+    """The messages Claude Code sends when it resumes the session ``lines`` (in a fresh home)."""
+    cli = _cli()
     entry = next(e for e in lines if "sessionId" in e and "cwd" in e)
     work = home / "work"
     work.mkdir(parents=True, exist_ok=True)
@@ -40,20 +58,11 @@ def _resume(lines: list[dict[str, Any]], home: Path) -> list[dict[str, Any]]:
     moved = [{**e, "cwd": str(work)} if "cwd" in e else e for e in lines]
     (project / f"{entry['sessionId']}.jsonl").write_text(dump_jsonl(JsonLines(moved)), encoding="utf-8")
     with api_stub() as stub:
-        host, port = stub.server_address[:2]
-        env = {
-            "PATH": os.environ.get("PATH", ""),
-            "HOME": str(home),
-            "ANTHROPIC_BASE_URL": f"http://{host!s}:{port}",
-            "ANTHROPIC_API_KEY": "sk-ant-stub",
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            "DISABLE_TELEMETRY": "1",
-        }
-        argv = [str(CLI), "-p", "go on", "--resume", entry["sessionId"], "--max-turns", "1"]
+        argv = [str(cli), "-p", "go on", "--resume", entry["sessionId"], "--max-turns", "1"]
         done = subprocess.run(
             [*argv, "--output-format", "json"],
             cwd=work,
-            env=env,
+            env=_env(home, stub),
             capture_output=True,
             text=True,
             timeout=120,
@@ -130,3 +139,79 @@ def test_claude_code_resumes_what_tracetrim_writes(plan: str, tmp_path: Path) ->
     assert _texts(after[0]) == _texts(sent[0])  # the task is still the first thing said
     if chosen is not None and "drop_call" in chosen["actions"]:
         assert before & in_file < before  # something went
+
+
+def _tool(call_id: str, name: str, **given: Any) -> list[dict[str, Any]]:
+    return [{"type": "tool_use", "id": call_id, "name": name, "input": given}]
+
+
+def _session_claude_code_writes(home: Path) -> list[dict[str, Any]]:
+    """The session Claude Code itself writes for a scripted task on real files: it reads a module, lists
+    a folder and searches it, then answers."""
+    cli = _cli()
+    work = home / "work"
+    (work / "dates").mkdir(parents=True)
+    helpers = "".join(f"\n\ndef helper_{k}(value):\n    return value + {k}\n" for k in range(150))
+    parse = work / "dates" / "parse.py"
+    parse.write_text("def parse_date(text):\n    return text\n" + helpers, encoding="utf-8")
+    script = [
+        [
+            {"type": "text", "text": "Let me read the parser first."},
+            *_tool("toolu_01R", "Read", file_path=str(parse)),
+        ],
+        _tool("toolu_02B", "Bash", command=f"ls -la {work / 'dates'} && seq 1 300", description="List"),
+        _tool("toolu_03G", "Grep", pattern="def helper_1", path=str(work / "dates"), output_mode="content"),
+        [{"type": "text", "text": "parse_date is a stub."}],
+    ]
+    with api_stub(script) as stub:
+        done = subprocess.run(
+            [
+                str(cli),
+                "-p",
+                "what does parse_date do?",
+                "--allowedTools",
+                "Read Bash Grep",
+                "--output-format",
+                "json",
+            ],
+            cwd=work,
+            env=_env(home, stub),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    (session,) = (home / ".claude" / "projects").glob("*/*.jsonl")
+    lines: list[dict[str, Any]] = parse_history_text(session.read_text(encoding="utf-8"))
+    return lines
+
+
+@pytest.mark.parametrize("plan", sorted(p for p in PLANS if p != "as-read"))
+def test_a_session_claude_code_wrote_compacts_and_resumes(plan: str, tmp_path: Path) -> None:
+    """Today's sessions hold more than messages (attachments in the parentUuid chain, request records,
+    cost and queue lines): they are kept in place, and the compacted session resumes."""
+    lines = _session_claude_code_writes(tmp_path / "run")
+    assert detect_format(lines) == "claude-code"
+    shape = HISTORY_FORMATS["claude-code"]
+    neutral = shape.read(lines)
+    assert shape.write(neutral)["messages"] == lines
+    calls = {b["id"] for m in neutral for b in m["content"] if b["type"] == "tool_call"}
+    assert calls == {"toolu_01R", "toolu_02B", "toolu_03G"}
+    written = shape.write(compact(neutral, PLANS[plan]))["messages"]
+    sent = _resume(lines, tmp_path / "before")
+    after = _resume(written, tmp_path / "after")
+    _check(sent, sent)
+    _check(after, sent)
+    before = {b["id"] for m in sent for b in _blocks(m, "tool_use")}
+    in_file = {
+        b["id"]
+        for e in written
+        if isinstance(e.get("message"), dict)
+        for b in _blocks(e["message"], "tool_use")
+    }
+    assert {b["id"] for m in after for b in _blocks(m, "tool_use")} == before & in_file
+    assert _texts(after[0]) == _texts(sent[0])
+    # the parentUuid chain Claude Code walks back from the last entry is whole (attachments too)
+    uuids = {e["uuid"] for e in written if "uuid" in e}
+    assert all(e.get("parentUuid") in uuids for e in written if e.get("parentUuid") is not None)

@@ -92,12 +92,18 @@ def from_claude_code(entries: Sequence[Any]) -> list[Message]:
 
 def _relink(entries: list[Any], chained: set[int]) -> None:
     """Point an entry whose parent was dropped at the entry written before it, so the ``parentUuid``
-    chain Claude Code resumes from stays whole."""
+    chain Claude Code resumes from stays whole: a message entry read chained, and any other line of the
+    chain (an ``attachment`` after a tool result) whose parent is no longer there."""
     present = {e["uuid"] for e in entries if isinstance(e, dict) and isinstance(e.get("uuid"), str)}
     previous: str | None = None
     for n, entry in enumerate(entries):
-        if n in chained and entry.get("parentUuid") not in present:
-            entry["parentUuid"] = previous
+        parent = entry.get("parentUuid") if isinstance(entry, dict) else None
+        lost = n not in chained and isinstance(parent, str) and parent not in present
+        if (n in chained or lost) and parent not in present and not entry.get("isSidechain"):
+            if lost:
+                entries[n] = entry = {**entry, "parentUuid": previous}
+            else:
+                entry["parentUuid"] = previous
         if isinstance(entry, dict) and isinstance(entry.get("uuid"), str) and not entry.get("isSidechain"):
             previous = entry["uuid"]
 
