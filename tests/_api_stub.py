@@ -45,15 +45,20 @@ def _events(model: str, blocks: list[dict[str, Any]], n: int) -> list[tuple[str,
     return [*events, ("message_delta", end), ("message_stop", {"type": "message_stop"})]
 
 
-def _responses_events(model: str) -> list[tuple[str, dict[str, Any]]]:
-    text = {"type": "output_text", "text": _REPLY, "annotations": []}
-    item = {
-        "type": "message",
-        "role": "assistant",
-        "id": "msg_stub",
-        "status": "completed",
-        "content": [text],
-    }
+def _responses_events(model: str, blocks: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """A streamed Responses reply: a ``function_call`` item where the script gives a ``tool_use``
+    block, else one assistant message."""
+    call = next((b for b in blocks if b["type"] == "tool_use"), None)
+    item: dict[str, Any] = {"type": "message", "role": "assistant", "id": "msg_stub", "status": "completed"}
+    item["content"] = [{"type": "output_text", "text": _REPLY, "annotations": []}]
+    if call is not None:
+        item = {
+            "type": "function_call",
+            "id": f"fc_{call['id']}",
+            "call_id": call["id"],
+            "name": call["name"],
+        }
+        item.update(arguments=json.dumps(call["input"]), status="completed")
     usage = {
         "input_tokens": 10,
         "input_tokens_details": {"cached_tokens": 0},
@@ -64,18 +69,20 @@ def _responses_events(model: str) -> list[tuple[str, dict[str, Any]]]:
     done = {"id": "resp_stub", "object": "response", "status": "completed", "model": model, "output": [item]}
     done["usage"] = usage
     started = {**done, "status": "in_progress", "output": []}
-    added = {**item, "status": "in_progress", "content": []}
+    added = {
+        "type": "response.output_item.added",
+        "output_index": 0,
+        "item": {**item, "status": "in_progress"},
+    }
     delta = {"output_index": 0, "content_index": 0, "item_id": "msg_stub", "delta": _REPLY}
-    return [
+    events = [
         ("response.created", {"type": "response.created", "response": started}),
-        (
-            "response.output_item.added",
-            {"type": "response.output_item.added", "output_index": 0, "item": added},
-        ),
+        ("response.output_item.added", added),
         ("response.output_text.delta", {"type": "response.output_text.delta", **delta}),
         ("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}),
         ("response.completed", {"type": "response.completed", "response": done}),
     ]
+    return [e for e in events if call is None or e[0] != "response.output_text.delta"]
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -104,7 +111,7 @@ class _Handler(BaseHTTPRequestHandler):
         if body.get("tools") and self.server.script:  # the agent's own loop follows the script
             blocks = self.server.script.pop(0)
         if self.path.rstrip("/").endswith("/responses"):
-            self._stream(_responses_events(model))
+            self._stream(_responses_events(model, blocks))
             return
         n = len(self.server.requests)
         if not body.get("stream"):

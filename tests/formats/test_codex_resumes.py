@@ -1,5 +1,6 @@
-"""Codex itself resumes the rollouts tracetrim writes back: the real CLI (``@openai/codex``, pinned in
-``tests/js``) runs ``codex exec resume`` on a compacted rollout, and the Responses request it then sends
+"""Codex itself writes a rollout and resumes the one tracetrim writes back: the real CLI (``@openai/codex``,
+pinned in ``tests/js``) runs a scripted task (real commands on real files), then ``codex exec resume`` on
+the compacted rollout, and the Responses request it then sends
 holds every ``function_call`` answered by its ``function_call_output`` later on, no output without its
 call, every ``reasoning`` item followed by the item it came with, every call and output as first sent
 (or, for outputs, marked shortened), and every call the file keeps.
@@ -22,16 +23,46 @@ import pytest
 from tests._api_stub import api_stub
 from tests._compact_plans import compact
 from tests.conftest import service_unavailable
-from tracetrim.formats import HISTORY_FORMATS, JsonLines, dump_jsonl, parse_history_text
+from tracetrim.formats import HISTORY_FORMATS, JsonLines, detect_format, dump_jsonl, parse_history_text
 
 CLI = Path(__file__).parents[1] / "js" / "node_modules" / ".bin" / "codex"
 ROLLOUT = Path(__file__).parents[1] / "data" / "agents" / "codex_rollout.jsonl"
 
 
-def _resume(lines: list[dict[str, Any]], home: Path) -> list[dict[str, Any]]:
-    """The input items Codex sends when it resumes the rollout ``lines`` (in a fresh ``CODEX_HOME``)."""
+def _cli() -> Path:
     if not CLI.exists():
         service_unavailable("Codex is not installed (npm ci --prefix tests/js)")
+    return CLI
+
+
+def _codex(home: Path, work: Path, stub: Any, *args: str) -> None:
+    """Run ``codex exec ARGS`` in ``work`` against ``stub``, with ``home`` as its ``CODEX_HOME``."""
+    host, port = stub.server_address[:2]
+    provider = {
+        "name": '"stub"',
+        "base_url": f'"http://{host!s}:{port}/v1"',
+        "wire_api": '"responses"',
+        "env_key": '"OPENAI_API_KEY"',
+    }
+    settings = [f"model_providers.stub.{k}={v}" for k, v in provider.items()]
+    config = [arg for s in ["model_provider=stub", "model=gpt-5.1-codex", *settings] for arg in ("-c", s)]
+    env = {"PATH": os.environ.get("PATH", ""), "CODEX_HOME": str(home), "OPENAI_API_KEY": "sk-stub"}
+    done = subprocess.run(
+        [str(_cli()), "exec", *config, "--skip-git-repo-check", *args],
+        cwd=work,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+
+
+def _resume(lines: list[dict[str, Any]], home: Path) -> list[dict[str, Any]]:
+    """The input items Codex sends when it resumes the rollout ``lines`` (in a fresh ``CODEX_HOME``)."""
+    _cli()
     session = next(e["payload"]["id"] for e in lines if e.get("type") == "session_meta")
     day = home / "sessions" / "2025" / "10" / "02"
     day.mkdir(parents=True)
@@ -39,27 +70,8 @@ def _resume(lines: list[dict[str, Any]], home: Path) -> list[dict[str, Any]]:
     work = home / "work"
     work.mkdir()
     with api_stub() as stub:
-        host, port = stub.server_address[:2]
-        provider = {
-            "name": '"stub"',
-            "base_url": f'"http://{host!s}:{port}/v1"',
-            "wire_api": '"responses"',
-            "env_key": '"OPENAI_API_KEY"',
-        }
-        settings = [f"model_providers.stub.{k}={v}" for k, v in provider.items()]
-        config = [arg for s in ["model_provider=stub", "model=gpt-5.1-codex", *settings] for arg in ("-c", s)]
-        env = {"PATH": os.environ.get("PATH", ""), "CODEX_HOME": str(home), "OPENAI_API_KEY": "sk-stub"}
-        done = subprocess.run(
-            [str(CLI), "exec", *config, "--skip-git-repo-check", "resume", session, "go on"],
-            cwd=work,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+        _codex(home, work, stub, "resume", session, "go on")
         requests = [r["body"] for r in stub.requests if r["path"].endswith("/responses")]
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert requests, "Codex sent no request"
     items: list[dict[str, Any]] = requests[-1]["input"]
     return items
@@ -114,3 +126,58 @@ def test_codex_resumes_what_tracetrim_writes(plan: str, tmp_path: Path) -> None:
     assert {i["call_id"] for i in after if i.get("type") == "function_call"} == before & in_file
     if chosen is not None and "drop_call" in chosen["actions"]:
         assert before & in_file < before  # something went
+
+
+def _exec(call_id: str, cmd: str) -> list[dict[str, Any]]:
+    return [{"type": "tool_use", "id": call_id, "name": "exec_command", "input": {"cmd": cmd}}]
+
+
+def _rollout_codex_writes(home: Path) -> list[dict[str, Any]]:
+    """The rollout Codex itself writes for a scripted task: it runs three commands on real files (their
+    outputs as its ``exec_command`` gives them), then answers."""
+    work = home / "work"
+    (work / "dates").mkdir(parents=True)
+    helpers = "".join(f"\n\ndef helper_{k}(value):\n    return value + {k}\n" for k in range(150))
+    (work / "dates" / "parse.py").write_text("def parse_date(text):\n    return text\n" + helpers, "utf-8")
+    script = [
+        _exec("call_1", "cat dates/parse.py"),
+        _exec("call_2", "ls -la dates && seq 1 300"),
+        _exec("call_3", "grep -n helper_1 dates/parse.py"),
+        [{"type": "text", "text": "parse_date is a stub."}],
+    ]
+    with api_stub(script) as stub:
+        _codex(home, work, stub, "--sandbox", "danger-full-access", "what does parse_date do?")
+    (rollout,) = (home / "sessions").rglob("rollout-*.jsonl")
+    lines: list[dict[str, Any]] = parse_history_text(rollout.read_text(encoding="utf-8"))
+    return lines
+
+
+@pytest.mark.parametrize("plan", sorted(p for p in PLANS if p != "as-read"))
+def test_a_rollout_codex_wrote_compacts_and_resumes(plan: str, tmp_path: Path) -> None:
+    """Today's rollouts hold more than response items (world state, token records, item events): they
+    are kept in place, and the compacted rollout resumes."""
+    lines = _rollout_codex_writes(tmp_path / "run")
+    assert detect_format(lines) == "codex"
+    shape = HISTORY_FORMATS["codex"]
+    neutral = shape.read(lines)
+    assert shape.write(neutral)["messages"] == lines
+    assert {b["id"] for m in neutral for b in m["content"] if b["type"] == "tool_call"} == {
+        "call_1",
+        "call_2",
+        "call_3",
+    }
+    written = shape.write(compact(neutral, PLANS[plan]))["messages"]
+    sent = _resume(lines, tmp_path / "before")
+    after = _resume(written, tmp_path / "after")
+    _check(sent, sent)
+    _check(after, sent)
+    before = {i["call_id"] for i in sent if i.get("type") == "function_call"}
+    in_file = {
+        e["payload"]["call_id"]
+        for e in written
+        if e.get("type") == "response_item" and e["payload"].get("type") == "function_call"
+    }
+    assert {i["call_id"] for i in after if i.get("type") == "function_call"} == before & in_file
+    assert [e for e in written if e.get("type") != "response_item"] == [
+        e for e in lines if e.get("type") != "response_item"
+    ]

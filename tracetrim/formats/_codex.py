@@ -15,22 +15,30 @@ from typing import Any
 
 from tracetrim._snapshot import Message, SnapshotError
 from tracetrim.formats._carrier import CarrierRun, carried
-from tracetrim.formats._common import attach_meta, format_meta, require_dict, require_sequence, tag
+from tracetrim.formats._common import attach_meta, format_meta, require_dict, require_sequence
 from tracetrim.formats._openai_responses import from_openai_responses, to_openai_responses
 from tracetrim.formats._order import order_of, reorder
 from tracetrim.formats._shape import JsonLines
 
 FORMAT = "codex"
 LINE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
-"""The ``type`` of every Codex rollout line."""
+"""The ``type`` of the Codex rollout lines tracetrim knows (Codex adds others, e.g. ``world_state`` and
+``token_usage_record`` in 0.17x: kept in place like every line that is not a ``response_item``)."""
 
 
 _LINE_KEYS = frozenset({"timestamp", "type", "payload"})
 
 
 def is_codex_line(line: Any) -> bool:
-    """Whether ``line`` is a Codex rollout line, by shape."""
-    return isinstance(line, dict) and tag(line.get("type")) in LINE_TYPES and "payload" in line
+    """Whether ``line`` has a Codex rollout line's shape: a ``type`` and a ``payload`` (of any type, so a
+    line kind a newer Codex writes still reads)."""
+    return isinstance(line, dict) and isinstance(line.get("type"), str) and "payload" in line
+
+
+def is_codex_rollout(lines: Sequence[Any]) -> bool:
+    """Whether ``lines`` are a Codex rollout: every line one (`is_codex_line`), one of a kind Codex has
+    always written among them."""
+    return all(map(is_codex_line, lines)) and any(line["type"] in LINE_TYPES for line in lines)
 
 
 def _item_count(message: Message) -> int:

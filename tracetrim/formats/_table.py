@@ -16,7 +16,7 @@ from tracetrim.formats._anthropic import from_anthropic, to_anthropic
 from tracetrim.formats._atif import from_atif, is_atif_step, to_atif
 from tracetrim.formats._bedrock import from_bedrock, is_bedrock_block, to_bedrock
 from tracetrim.formats._claude_code import from_claude_code, is_claude_code_entry, to_claude_code
-from tracetrim.formats._codex import from_codex, is_codex_line, to_codex
+from tracetrim.formats._codex import from_codex, is_codex_rollout, to_codex
 from tracetrim.formats._common import require_sequence, tag
 from tracetrim.formats._gemini import GEMINI_SYSTEM, from_gemini, is_gemini_content, to_gemini
 from tracetrim.formats._gemini_cli import (
@@ -386,7 +386,7 @@ def _whole_list(data: Sequence[Any]) -> str | None:
     items = [item for item in data if isinstance(item, dict)]
     if not items or len(items) != len(data):
         return None
-    if all(is_codex_line(item) for item in items):
+    if is_codex_rollout(items):
         return "codex"
     if all(is_gemini_cli_record(item) for item in items) or is_gemini_cli_log(items):
         return "gemini-cli"
