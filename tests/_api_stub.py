@@ -1,9 +1,10 @@
-"""A stand-in for Anthropic's Messages API and OpenAI's Responses API on 127.0.0.1, for running the real
-Claude Code and Codex CLIs offline.
+"""A stand-in for Anthropic's Messages API, OpenAI's Responses API and Gemini's generateContent on
+127.0.0.1, for running the real Claude Code, Codex and Gemini CLIs offline.
 
 The real APIs cannot be reached from the test machines, so this stub takes their place: it records every
 request body it is sent and answers each with one short text reply (streamed as server-sent events
-when the request asks for a stream; ``/responses`` in the Responses API's events). What the tests
+when the request asks for a stream; ``/responses`` in the Responses API's events, ``:generateContent``
+and ``:streamGenerateContent`` as Gemini's candidates). What the tests
 check is what the real client sent.
 """
 
@@ -85,6 +86,22 @@ def _responses_events(model: str, blocks: list[dict[str, Any]]) -> list[tuple[st
     return [e for e in events if call is None or e[0] != "response.output_text.delta"]
 
 
+def _gemini_reply(blocks: list[dict[str, Any]], body: dict[str, Any]) -> dict[str, Any]:
+    """A Gemini response of ``blocks`` (a ``tool_use`` as a ``functionCall``); a request for JSON (the
+    CLI's own side questions) gets a JSON answer."""
+    parts: list[dict[str, Any]] = []
+    for block in blocks:
+        if block["type"] == "tool_use":
+            parts.append({"functionCall": {"name": block["name"], "args": block["input"]}})
+        elif body.get("generationConfig", {}).get("responseMimeType") == "application/json":
+            parts.append({"text": json.dumps({"reasoning": "done", "next_speaker": "user"})})
+        else:
+            parts.append({"text": block["text"]})
+    usage = {"promptTokenCount": 100, "candidatesTokenCount": 5, "totalTokenCount": 105}
+    candidate = {"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}
+    return {"candidates": [candidate], "usageMetadata": usage}
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
 
@@ -103,13 +120,22 @@ class _Handler(BaseHTTPRequestHandler):
         """Record the request; answer count_tokens with a count and messages with one text reply."""
         body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
         self.server.requests.append({"path": self.path, "body": body})
-        if "count_tokens" in self.path:
-            self._json({"input_tokens": 100})
+        if "count_tokens" in self.path or ":countTokens" in self.path:
+            self._json({"input_tokens": 100, "totalTokens": 100})
             return
         model = str(body.get("model", "claude"))
         blocks = [{"type": "text", "text": _REPLY}]
         if body.get("tools") and self.server.script:  # the agent's own loop follows the script
             blocks = self.server.script.pop(0)
+        if ":streamGenerateContent" in self.path:
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.end_headers()
+            self.wfile.write(f"data: {json.dumps(_gemini_reply(blocks, body))}\n\n".encode())
+            return
+        if ":generateContent" in self.path:
+            self._json(_gemini_reply(blocks, body))
+            return
         if self.path.rstrip("/").endswith("/responses"):
             self._stream(_responses_events(model, blocks))
             return

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -21,6 +22,7 @@ from typing import Any
 import pytest
 
 import tracetrim as tt
+from tests._api_stub import api_stub
 from tests._compact_plans import compact
 from tests.conftest import service_unavailable
 from tracetrim.archive import KeyValueArchive, MemoryStore
@@ -140,3 +142,130 @@ def test_a_call_left_without_its_responses_would_be_caught(tmp_path: Path) -> No
     resumed = _resume({"broken": broken, "sent": lines}, tmp_path)
     with pytest.raises(AssertionError, match="not answered"):
         _check(resumed["broken"], resumed["sent"])
+
+
+GEMINI = JS / "node_modules" / ".bin" / "gemini"
+_SETTINGS = {
+    "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
+    "general": {"disableAutoUpdate": True},
+    "privacy": {"usageStatisticsEnabled": False},
+    "telemetry": {"enabled": False},
+}
+
+
+def _gemini(home: Path, work: Path, script: list[list[dict[str, Any]]], *args: str) -> list[dict[str, Any]]:
+    """Run the Gemini CLI with ``args`` in ``work`` (its home ``home``) against a stub of the Gemini API
+    answering from ``script``; the contents of the last request its agent loop sent."""
+    if not GEMINI.exists():
+        service_unavailable("the Gemini CLI is not installed (npm ci --prefix tests/js)")
+    (home / ".gemini").mkdir(parents=True, exist_ok=True)
+    (home / ".gemini" / "settings.json").write_text(json.dumps(_SETTINGS), encoding="utf-8")
+    with api_stub(script) as stub:
+        host, port = stub.server_address[:2]
+        env = {
+            "PATH": os.environ.get("PATH", ""),
+            "HOME": str(home),
+            "GEMINI_API_KEY": "stub",
+            "GOOGLE_GEMINI_BASE_URL": f"http://{host!s}:{port}",
+        }
+        done = subprocess.run(
+            [str(GEMINI), *args, "--yolo", "-m", "gemini-2.5-pro"],
+            cwd=work,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        requests = [r["body"] for r in stub.requests if r["body"].get("tools")]
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert requests, "the Gemini CLI sent no request"
+    contents: list[dict[str, Any]] = requests[-1]["contents"]
+    return contents
+
+
+def _use(name: str, **given: Any) -> list[dict[str, Any]]:
+    return [{"type": "tool_use", "id": name, "name": name, "input": given}]
+
+
+def _session_the_cli_writes(home: Path) -> tuple[list[dict[str, Any]], Path]:
+    """The session log the Gemini CLI itself writes for a scripted task on real files: it reads a
+    module, then lists the folder and globs it in one turn, then answers."""
+    work = home / "work"
+    (work / "dates").mkdir(parents=True)
+    helpers = "".join(f"\n\ndef helper_{k}(value):\n    return value + {k}\n" for k in range(150))
+    (work / "dates" / "parse.py").write_text("def parse_date(text):\n    return text\n" + helpers, "utf-8")
+    script = [
+        [
+            {"type": "text", "text": "Reading the parser."},
+            *_use("read_file", file_path=str(work / "dates" / "parse.py")),
+        ],
+        [*_use("run_shell_command", command="ls -la dates && seq 1 300"), *_use("glob", pattern="**/*.py")],
+        [{"type": "text", "text": "parse_date is a stub."}],
+    ]
+    _gemini(home, work, script, "-p", "what does parse_date do?")
+    (log,) = (home / ".gemini" / "tmp").glob("*/chats/session-*.jsonl")
+    return parse_history_text(log.read_text(encoding="utf-8")), log
+
+
+def _resumed(lines: list[dict[str, Any]], home: Path, log: Path) -> list[dict[str, Any]]:
+    """The contents the Gemini CLI sends when it resumes ``lines`` as its latest session."""
+    for old in log.parent.glob("session-*.jsonl"):
+        old.unlink()
+    log.write_text(dump_jsonl(JsonLines(lines)), encoding="utf-8")
+    return _gemini(
+        home, home / "work", [[{"type": "text", "text": "ok"}]], "--resume", "latest", "-p", "go on"
+    )
+
+
+def _check_sent(turns: list[dict[str, Any]], sent: list[dict[str, Any]]) -> None:
+    """What the Gemini API takes, on what the CLI sent: each call answered in the next turn, no response
+    without its call, every call as first sent."""
+    calls = {p["functionCall"]["id"]: p["functionCall"] for p in _parts(sent, "functionCall")}
+    made: set[str] = set()
+    for k, turn in enumerate(turns):
+        ids = [p["functionCall"]["id"] for p in turn["parts"] if "functionCall" in p]
+        for part in turn["parts"]:
+            if "functionCall" in part:
+                assert part["functionCall"] == calls[part["functionCall"]["id"]], "a call not as sent"
+            if "functionResponse" in part:
+                assert part["functionResponse"]["id"] in made, "a response without its call"
+        made.update(ids)
+        if ids:
+            answers = {p["functionResponse"]["id"] for p in turns[k + 1]["parts"] if "functionResponse" in p}
+            assert set(ids) <= answers, ("calls not answered in the next turn", ids)
+
+
+def _sent_id(recorded: str) -> str:
+    return recorded.split("__", 1)[1] if "__" in recorded else recorded
+
+
+@pytest.mark.parametrize("plan", ["drop-all", "shorten-all", "mixed"])
+def test_a_session_the_gemini_cli_wrote_compacts_and_resumes(plan: str, tmp_path: Path) -> None:
+    """The CLI records the turn that sent a tool's responses, and resumes it: a shortened result is
+    shortened there too, and a dropped call's responses go from it."""
+    lines, log = _session_the_cli_writes(tmp_path)
+    assert SHAPE.write(SHAPE.read(lines))["messages"] != [] and len(SHAPE.read(lines)) > 3
+    neutral = SHAPE.read(lines)
+    written = SHAPE.write(compact(neutral, PLANS[plan]))["messages"]
+    sent = _resumed(lines, tmp_path, log)
+    after = _resumed(written, tmp_path, log)
+    _check_sent(sent, sent)
+    _check_sent(after, sent)
+    # the CLI records a call as "<tool>__<id>" and sends it as "<id>"
+    kept = {_sent_id(c["id"]) for r in written if isinstance(r, dict) for c in r.get("toolCalls", [])}
+    before = {p["functionCall"]["id"] for p in _parts(sent, "functionCall")}
+    assert {p["functionCall"]["id"] for p in _parts(after, "functionCall")} == before & kept
+    shortened = {
+        _sent_id(c["id"])
+        for r in written
+        if isinstance(r, dict)
+        for c in r.get("toolCalls", [])
+        if "tracetrim" in json.dumps(c.get("result"))
+    }
+    for part in _parts(after, "functionResponse"):
+        if part["functionResponse"]["id"] in shortened:  # every copy the CLI sends
+            assert "tracetrim" in json.dumps(part), part["functionResponse"]["id"]
+    if plan == "shorten-all":
+        assert shortened

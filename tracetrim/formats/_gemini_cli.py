@@ -377,7 +377,41 @@ def to_gemini_cli(messages: Sequence[Any]) -> list[Any]:
         if meta.get("called") and record.get("type") == "gemini" and not record.get("toolCalls"):
             folded = record
         out.append(record)
-    return _without_gone(out, read - kept)
+    return _with_shortened(_without_gone(out, read - kept), _shortened(messages))
+
+
+def _shortened(messages: Sequence[Message]) -> dict[str, tuple[Any, Any]]:
+    """Each shortened result's own ``functionResponse`` part: as sent, and as written."""
+    out: dict[str, tuple[Any, Any]] = {}
+    for i, message in enumerate(messages):
+        for j, block in enumerate(message["content"]):
+            if block["type"] != "tool_result" or not isinstance(block["output"], str):
+                continue
+            sent = common.recorded(block, BLOCK_EXTRAS).get("result")
+            text = _text_output(sent, block["id"])
+            at = _own_part(sent, block["id"])
+            if text is None or text == block["output"] or at is None or not isinstance(sent, list):
+                continue
+            out[block["id"]] = (sent[at], _result(block, i, j)[at])
+    return out
+
+
+def _with_shortened(records: list[Any], shortened: Mapping[str, tuple[Any, Any]]) -> list[Any]:
+    """``records`` whose ``content`` repeats a shortened result's response as it was sent (the CLI records
+    the turn that sent a tool's responses, and resumes it) holding the shortened one instead."""
+    if not shortened:
+        return records
+    out: list[Any] = []
+    for record in records:
+        content = record.get("content") if isinstance(record, dict) else None
+        if isinstance(content, list) and any(_part_id(p, _RESPONSE) in shortened for p in content):
+            parts = []
+            for part in content:
+                found = shortened.get(_part_id(part, _RESPONSE) or "")
+                parts.append(copy.deepcopy(found[1]) if found is not None and part == found[0] else part)
+            record = {**record, "content": parts}
+        out.append(record)
+    return out
 
 
 def _joined(first: Any, then: Any) -> Any:
