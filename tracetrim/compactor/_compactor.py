@@ -20,6 +20,7 @@ from tracetrim.compactor._config import CompactorConfig, ExecutionOptions, Mode
 from tracetrim.compactor._eligibility import no_candidates_detail
 from tracetrim.compactor._flow import (
     below_trigger,
+    carried_chars,
     pair_decisions,
     proposal_detail,
     rebuilt_length,
@@ -186,7 +187,11 @@ class Compactor(Strategy):
             decisions = pair_decisions(
                 messages, pairs, rebuilt.applied, rebuilt.chars_after, judged.probabilities, transcript.blocks
             )
-            plan = Plan(messages=rebuilt.messages, decisions=decisions, stats=with_reduction(stats))
+            plan = Plan(
+                messages=rebuilt.messages,
+                decisions=decisions,
+                stats=with_reduction(stats, carried_chars(transcript)),
+            )
             return Proposal(
                 plan, proposal_detail(plan.stats, judged.note.text if judged.note is not None else "")
             )

@@ -129,9 +129,23 @@ def rebuilt_length(before: Sequence[Message], after: Sequence[Message], sizes: S
     return inner + _list_overhead(len(after))
 
 
-def with_reduction(stats: PlanStats) -> PlanStats:
-    """``stats`` with ``reduction`` computed from the characters before and after."""
-    reduction = 1 - stats.chars_after / stats.chars_before if stats.chars_before else 0.0
+def carried_chars(transcript: Transcript) -> int:
+    """Characters of the messages that hold no content: the carriers in which a format keeps what its
+    file holds besides the conversation (a session's bookkeeping lines, a request's tools), which no
+    plan changes and no model is sent as history."""
+    return sum(
+        size
+        for message, size in zip(transcript.messages, transcript.sizes, strict=True)
+        if message.get("role") == "system" and not message.get("content")
+    )
+
+
+def with_reduction(stats: PlanStats, carried: int = 0) -> PlanStats:
+    """``stats`` with ``reduction`` computed from the characters before and after, less the ``carried``
+    characters (`carried_chars`) on both sides: a session file's bookkeeping must not make a plan that
+    halves the conversation look like a small saving."""
+    before, after = stats.chars_before - carried, stats.chars_after - carried
+    reduction = 1 - after / before if before > 0 else 0.0
     return attrs.evolve(stats, reduction=reduction)
 
 

@@ -95,6 +95,8 @@ class PlanStats:
     chars_before: int = 0
     chars_after: int = 0
     reduction: float = 0.0
+    """The share of the history's characters the plan removes, not counting the messages that hold no
+    content (a format's carriers: a session file's bookkeeping lines, which no plan changes)."""
     candidates: int = 0
     protected: int = 0
     requests: int = 0

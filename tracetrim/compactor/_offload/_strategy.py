@@ -17,6 +17,7 @@ from tracetrim.compactor._config import ExecutionOptions, Mode
 from tracetrim.compactor._excerpt import salience
 from tracetrim.compactor._flow import (
     below_trigger,
+    carried_chars,
     pair_decisions,
     rebuilt_length,
     unchanged_stats,
@@ -206,7 +207,8 @@ class OffloadStrategy(Strategy):
                 if self.config.target_tokens is None
                 else self.config.budget.met(tokens_after),
                 cache_rewrite_tokens=rewrite_tokens(messages, final, after_tokens),
-            )
+            ),
+            carried_chars(transcript),
         )
         plan = Plan(
             messages=final,
