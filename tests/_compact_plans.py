@@ -61,6 +61,23 @@ def compact(neutral: list[dict[str, Any]], plan: Mapping[str, Any]) -> list[dict
     )
 
 
+RESUME_PLANS: dict[str, dict[str, Any] | None] = {
+    "as-read": None,
+    "drop-all": {"actions": ["drop_call"], "tombstones": True, "recent": 1},
+    "shorten-all": {"actions": ["drop_result"], "tombstones": True, "recent": 1},
+    "mixed": {"actions": ["drop_call", "keep", "drop_result"], "tombstones": False, "recent": 2},
+}
+"""The plans the tests that have an agent resume a compacted file run (None: written back as read)."""
+
+
+def written_with(fmt: str, lines: list[Any], plan: Mapping[str, Any] | None) -> list[Any]:
+    """A file of format ``fmt`` (its list of lines or records) compacted with ``plan`` and written back."""
+    shape = HISTORY_FORMATS[fmt]
+    neutral = shape.read(lines)
+    written: list[Any] = shape.write(compact(neutral, plan) if plan is not None else neutral)["messages"]
+    return written
+
+
 def write_back(fmt: str, document: dict[str, Any], plan: Mapping[str, Any]) -> dict[str, Any]:
     """The document compacted and written back whole, in its key order: its other fields as they were
     unless the writer gives them back (Anthropic's ``system``)."""

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from tests._api_stub import api_stub
-from tests._compact_plans import compact
+from tests._compact_plans import RESUME_PLANS, written_with
 from tests.conftest import service_unavailable
 from tracetrim.formats import HISTORY_FORMATS, JsonLines, detect_format, dump_jsonl, parse_history_text
 
@@ -107,27 +107,14 @@ def _check(messages: list[dict[str, Any]], sent: list[dict[str, Any]]) -> None:
             }
 
 
-PLANS = {
-    "as-read": None,
-    "drop-all": {"actions": ["drop_call"], "tombstones": True, "recent": 1},
-    "shorten-all": {"actions": ["drop_result"], "tombstones": True, "recent": 1},
-    "mixed": {"actions": ["drop_call", "keep", "drop_result"], "tombstones": False, "recent": 2},
-}
-
-
-@pytest.mark.parametrize("plan", sorted(PLANS))
-def test_claude_code_resumes_what_tracetrim_writes(plan: str, tmp_path: Path) -> None:
-    lines = parse_history_text(SESSION.read_text(encoding="utf-8"))
-    shape = HISTORY_FORMATS["claude-code"]
-    chosen = PLANS[plan]
-    neutral = shape.read(lines)
-    written = shape.write(compact(neutral, chosen) if chosen else neutral)["messages"]
-    sent = _resume(lines, tmp_path / "before")
-    after = _resume(written, tmp_path / "after")
+def _resumed_whole(lines: list[dict[str, Any]], written: list[dict[str, Any]], home: Path) -> None:
+    """Claude Code resumes ``lines`` and ``written`` (their compaction) validly, and follows the
+    parentUuid chain back from the last entry: a broken link would silently cut the history there, so
+    every call the file keeps reaches the request, and the task is still the first thing said."""
+    sent = _resume(lines, home / "before")
+    after = _resume(written, home / "after")
     _check(sent, sent)
     _check(after, sent)
-    # Claude Code follows the parentUuid chain back from the last entry: a broken link would silently
-    # cut the history there, so every call the file keeps must reach the request.
     before = {b["id"] for m in sent for b in _blocks(m, "tool_use")}
     in_file = {
         b["id"]
@@ -136,9 +123,17 @@ def test_claude_code_resumes_what_tracetrim_writes(plan: str, tmp_path: Path) ->
         for b in _blocks(e["message"], "tool_use")
     }
     assert {b["id"] for m in after for b in _blocks(m, "tool_use")} == before & in_file
-    assert _texts(after[0]) == _texts(sent[0])  # the task is still the first thing said
-    if chosen is not None and "drop_call" in chosen["actions"]:
-        assert before & in_file < before  # something went
+    assert _texts(after[0]) == _texts(sent[0])
+    uuids = {e["uuid"] for e in written if "uuid" in e}
+    assert all(e.get("parentUuid") in uuids for e in written if e.get("parentUuid") is not None)
+
+
+@pytest.mark.parametrize("plan", sorted(RESUME_PLANS))
+def test_claude_code_resumes_what_tracetrim_writes(plan: str, tmp_path: Path) -> None:
+    lines = parse_history_text(SESSION.read_text(encoding="utf-8"))
+    written = written_with("claude-code", lines, RESUME_PLANS[plan])
+    assert (written == lines) == (plan == "as-read")
+    _resumed_whole(lines, written, tmp_path)
 
 
 def _tool(call_id: str, name: str, **given: Any) -> list[dict[str, Any]]:
@@ -187,7 +182,7 @@ def _session_claude_code_writes(home: Path) -> list[dict[str, Any]]:
     return lines
 
 
-@pytest.mark.parametrize("plan", sorted(p for p in PLANS if p != "as-read"))
+@pytest.mark.parametrize("plan", sorted(p for p in RESUME_PLANS if p != "as-read"))
 def test_a_session_claude_code_wrote_compacts_and_resumes(plan: str, tmp_path: Path) -> None:
     """Today's sessions hold more than messages (attachments in the parentUuid chain, request records,
     cost and queue lines): they are kept in place, and the compacted session resumes."""
@@ -198,20 +193,6 @@ def test_a_session_claude_code_wrote_compacts_and_resumes(plan: str, tmp_path: P
     assert shape.write(neutral)["messages"] == lines
     calls = {b["id"] for m in neutral for b in m["content"] if b["type"] == "tool_call"}
     assert calls == {"toolu_01R", "toolu_02B", "toolu_03G"}
-    written = shape.write(compact(neutral, PLANS[plan]))["messages"]
-    sent = _resume(lines, tmp_path / "before")
-    after = _resume(written, tmp_path / "after")
-    _check(sent, sent)
-    _check(after, sent)
-    before = {b["id"] for m in sent for b in _blocks(m, "tool_use")}
-    in_file = {
-        b["id"]
-        for e in written
-        if isinstance(e.get("message"), dict)
-        for b in _blocks(e["message"], "tool_use")
-    }
-    assert {b["id"] for m in after for b in _blocks(m, "tool_use")} == before & in_file
-    assert _texts(after[0]) == _texts(sent[0])
-    # the parentUuid chain Claude Code walks back from the last entry is whole (attachments too)
-    uuids = {e["uuid"] for e in written if "uuid" in e}
-    assert all(e.get("parentUuid") in uuids for e in written if e.get("parentUuid") is not None)
+    written = written_with("claude-code", lines, RESUME_PLANS[plan])
+    assert written != lines
+    _resumed_whole(lines, written, tmp_path)

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from tests._api_stub import api_stub
-from tests._compact_plans import compact
+from tests._compact_plans import RESUME_PLANS, written_with
 from tests.conftest import service_unavailable
 from tracetrim.formats import HISTORY_FORMATS, JsonLines, detect_format, dump_jsonl, parse_history_text
 
@@ -98,34 +98,27 @@ def _check(items: list[dict[str, Any]], sent: list[dict[str, Any]]) -> None:
             assert items[k + 1].get("type") not in ("reasoning", None), ("reasoning without its item", k)
 
 
-PLANS = {
-    "as-read": None,
-    "drop-all": {"actions": ["drop_call"], "tombstones": True, "recent": 1},
-    "shorten-all": {"actions": ["drop_result"], "tombstones": True, "recent": 1},
-    "mixed": {"actions": ["drop_call", "keep", "drop_result"], "tombstones": False, "recent": 2},
-}
-
-
-@pytest.mark.parametrize("plan", sorted(PLANS))
-def test_codex_resumes_what_tracetrim_writes(plan: str, tmp_path: Path) -> None:
-    lines = parse_history_text(ROLLOUT.read_text(encoding="utf-8"))
-    shape = HISTORY_FORMATS["codex"]
-    chosen = PLANS[plan]
-    neutral = shape.read(lines)
-    written = shape.write(compact(neutral, chosen) if chosen else neutral)["messages"]
-    sent = _resume(lines, tmp_path / "before")
-    after = _resume(written, tmp_path / "after")
+def _resumed_whole(lines: list[dict[str, Any]], written: list[dict[str, Any]], home: Path) -> None:
+    """Codex resumes ``lines`` and ``written`` (their compaction) validly, every call the file keeps
+    reaching the request, and the lines besides the response items kept as they were."""
+    sent = _resume(lines, home / "before")
+    after = _resume(written, home / "after")
     _check(sent, sent)
     _check(after, sent)
     before = {i["call_id"] for i in sent if i.get("type") == "function_call"}
-    in_file = {
-        e["payload"]["call_id"]
-        for e in written
-        if e.get("type") == "response_item" and e["payload"].get("type") == "function_call"
-    }
+    items = [e["payload"] for e in written if e.get("type") == "response_item"]
+    in_file = {i["call_id"] for i in items if i.get("type") == "function_call"}
     assert {i["call_id"] for i in after if i.get("type") == "function_call"} == before & in_file
-    if chosen is not None and "drop_call" in chosen["actions"]:
-        assert before & in_file < before  # something went
+    others = [e for e in written if e.get("type") != "response_item"]
+    assert others == [e for e in lines if e.get("type") != "response_item"]
+
+
+@pytest.mark.parametrize("plan", sorted(RESUME_PLANS))
+def test_codex_resumes_what_tracetrim_writes(plan: str, tmp_path: Path) -> None:
+    lines = parse_history_text(ROLLOUT.read_text(encoding="utf-8"))
+    written = written_with("codex", lines, RESUME_PLANS[plan])
+    assert (written == lines) == (plan == "as-read")
+    _resumed_whole(lines, written, tmp_path)
 
 
 def _exec(call_id: str, cmd: str) -> list[dict[str, Any]]:
@@ -152,7 +145,7 @@ def _rollout_codex_writes(home: Path) -> list[dict[str, Any]]:
     return lines
 
 
-@pytest.mark.parametrize("plan", sorted(p for p in PLANS if p != "as-read"))
+@pytest.mark.parametrize("plan", sorted(p for p in RESUME_PLANS if p != "as-read"))
 def test_a_rollout_codex_wrote_compacts_and_resumes(plan: str, tmp_path: Path) -> None:
     """Today's rollouts hold more than response items (world state, token records, item events): they
     are kept in place, and the compacted rollout resumes."""
@@ -166,18 +159,6 @@ def test_a_rollout_codex_wrote_compacts_and_resumes(plan: str, tmp_path: Path) -
         "call_2",
         "call_3",
     }
-    written = shape.write(compact(neutral, PLANS[plan]))["messages"]
-    sent = _resume(lines, tmp_path / "before")
-    after = _resume(written, tmp_path / "after")
-    _check(sent, sent)
-    _check(after, sent)
-    before = {i["call_id"] for i in sent if i.get("type") == "function_call"}
-    in_file = {
-        e["payload"]["call_id"]
-        for e in written
-        if e.get("type") == "response_item" and e["payload"].get("type") == "function_call"
-    }
-    assert {i["call_id"] for i in after if i.get("type") == "function_call"} == before & in_file
-    assert [e for e in written if e.get("type") != "response_item"] == [
-        e for e in lines if e.get("type") != "response_item"
-    ]
+    written = written_with("codex", lines, RESUME_PLANS[plan])
+    assert written != lines
+    _resumed_whole(lines, written, tmp_path)

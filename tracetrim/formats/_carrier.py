@@ -9,7 +9,7 @@ asks nothing about it and never drops it, so what it carries (a Claude Code summ
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from tracetrim._snapshot import Message
@@ -64,6 +64,18 @@ def carried(message: Message, fmt: str) -> Any | None:
         return None
     meta = format_meta(message, fmt)
     return copy.deepcopy(meta[_CARRIED]) if _CARRIED in meta else None
+
+
+def in_place(
+    messages: Sequence[Message], fmt: str, convert: Callable[[Message, int], list[Any]]
+) -> list[Any]:
+    """What a writer of ``fmt`` writes for ``messages``, in order: each carrier's values where it stood,
+    each other message as ``convert(message, index)`` gives it."""
+    out: list[Any] = []
+    for i, message in enumerate(messages):
+        value = carried(message, fmt) if isinstance(message, dict) else None
+        out.extend(value if value is not None else convert(message, i))
+    return out
 
 
 def split_carriers(messages: Sequence[Message], fmt: str) -> tuple[list[Any], list[Message]]:

@@ -20,7 +20,7 @@ import attrs
 
 from tracetrim._snapshot import Block, Message, SnapshotError
 from tracetrim.formats import _common as common
-from tracetrim.formats._carrier import CarrierRun, carried
+from tracetrim.formats._carrier import CarrierRun, in_place
 
 FORMAT = "openhands"
 _RESULTS = {
@@ -296,11 +296,5 @@ def to_openhands(messages: Sequence[Any]) -> list[Any]:
     the first action kept from the same LLM response, or, with none kept, to a ``MessageEvent`` from the
     agent: no event holds a call without its observation and no text splits a batch from its results.
     """
-    out: list[Any] = []
-    for i, message in enumerate(common.neutral_input(messages)):
-        value = carried(message, FORMAT) if isinstance(message, dict) else None
-        if value is not None:
-            out.extend(value)
-        else:
-            out.extend(_convert(message, i))
+    out = in_place(common.neutral_input(messages), FORMAT, _convert)
     return [event for batch in _batches(out) for event in _one_message(batch)]

@@ -22,7 +22,7 @@ import attrs
 
 from tracetrim._snapshot import Block, Message, SnapshotError
 from tracetrim.formats import _common as common
-from tracetrim.formats._carrier import CarrierRun, carried
+from tracetrim.formats._carrier import CarrierRun, in_place
 
 FORMAT = "openhands-v0"
 _SOURCES = frozenset({"agent", "user", "environment"})
@@ -317,11 +317,5 @@ def to_openhands_v0(messages: Sequence[Any]) -> list[Any]:
     tombstones included), or, with none staying, a ``message`` action from the agent saying it: V0
     never sends a response whose calls are not all observed.
     """
-    out: list[Any] = []
-    for i, message in enumerate(common.neutral_input(messages)):
-        value = carried(message, FORMAT) if isinstance(message, dict) else None
-        if value is not None:
-            out.extend(value)
-        else:
-            out.extend(_convert(message, i))
+    out = in_place(common.neutral_input(messages), FORMAT, _convert)
     return _responses(out)
