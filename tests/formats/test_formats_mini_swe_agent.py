@@ -9,10 +9,14 @@ from typing import Any
 
 import pytest
 
+import tracetrim as tt
+from tests._provider_rules import check_openai_chat
 from tests.conftest import DATA, require_data
 from tracetrim import formats
 from tracetrim._snapshot import SnapshotError, validate_messages
+from tracetrim.archive import KeyValueArchive, MemoryStore
 from tracetrim.cli import main
+from tracetrim.decision import ScriptedDecisionModel
 from tracetrim.formats._common import format_meta
 
 MINI = DATA / "mini-swe-agent"
@@ -253,7 +257,7 @@ def test_writing_other_neutral_histories() -> None:
         ("not a list", "messages must be a list"),
         ({"messages": []}, "messages must be a list"),
         ([{"role": "user", "content": "x"}, "text"], "message 1: a message must be an object"),
-        ([{"role": "tool", "content": "x"}], "message 0, field 'role'"),
+        ([{"role": "tool", "content": "x"}], "message 0, field 'tool_call_id'"),  # a 2.x tool-calling run
         ([{"content": "x"}], "message 0, field 'role'"),
         ([{"role": "user"}], "message 0, field 'content'"),
         (
@@ -367,3 +371,37 @@ def test_cli_refuses_a_file_that_is_not_a_mini_swe_agent_run(
     path.write_text(json.dumps({"history": []}))
     code = main(["compact", str(path), "--format", "mini-swe-agent"])
     assert code == 2 and "'messages' list" in capsys.readouterr().err
+
+
+AGENTS = Path(__file__).parents[1] / "data" / "agents"
+
+
+@pytest.mark.parametrize("name", ["mini_swe_agent_2_text.traj.json", "mini_swe_agent_2_toolcall.traj.json"])
+async def test_a_mini_swe_agent_2_run_reads_compacts_and_keeps_its_exit(name: str) -> None:
+    """mini-swe-agent 2.4 itself wrote both files (its ``DefaultAgent`` on a ``LocalEnvironment``, driven
+    by its own deterministic text-based and tool-calling test models): ```` ```mswea_bash_command ````
+    fences, or chat ``tool_calls`` answered by ``tool`` messages, and a closing ``exit`` message."""
+    document = json.loads((AGENTS / name).read_text(encoding="utf-8"))
+    assert formats.detect_format(document) == "mini-swe-agent"
+    shape = formats.HISTORY_FORMATS["mini-swe-agent"]
+    neutral = shape.read(document["messages"])
+    assert shape.write(neutral)["messages"] == document["messages"]
+    calls = [b for m in neutral for b in m["content"] if b["type"] == "tool_call"]
+    assert len(calls) == 3 and {c["name"] for c in calls} == {"bash"}
+    compactor = tt.Compactor(
+        ScriptedDecisionModel({}, default=0.0),
+        config=tt.CompactorConfig(eligible_tools={"bash"}, preserve_recent_messages=2),
+        execution=tt.ExecutionOptions(mode=tt.Mode.ENFORCE),
+        archive=KeyValueArchive(MemoryStore()),
+    )
+    outcome = await compactor.plan(tt.CompactionRequest(neutral, scope=tt.Scope("u", "a", "s")))
+    assert outcome.adopted and outcome.plan is not None, outcome.detail
+    written = shape.write(outcome.plan.messages)["messages"]
+    assert written[-1] == document["messages"][-1] and written[-1]["role"] == "exit"
+    assert formats.detect_format({**document, "messages": written}) == "mini-swe-agent"
+    if "toolcall" in name:
+        check_openai_chat([m for m in written if m["role"] != "exit"])
+        assert len([m for m in written if m.get("tool_calls")]) < 3  # pairs went
+    else:
+        assert len(written) == len(document["messages"])  # a command stays; its output is a stub
+        assert sum("[tracetrim:" in m["content"] for m in written if m["role"] == "user") >= 1

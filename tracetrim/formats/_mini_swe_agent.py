@@ -1,4 +1,11 @@
-"""Converters between neutral messages and mini-swe-agent trajectories (THOUGHT + one bash block)."""
+"""Converters between neutral messages and mini-swe-agent trajectories.
+
+A trajectory's messages are in its model's protocol: THOUGHT and one fenced command a turn (1.x's
+```` ```bash ````, 2.x's text-based models' ```` ```mswea_bash_command ````), or, with 2.x's default
+tool-calling models, OpenAI chat messages whose ``bash`` calls the ``tool`` messages answer. 2.x ends
+a run with a ``{"role": "exit"}`` message of its own, which no model is sent: it is kept in place,
+not judged.
+"""
 
 from __future__ import annotations
 
@@ -12,15 +19,21 @@ from tracetrim._json import strict_loads
 from tracetrim._marker import prose_action_metadata
 from tracetrim._snapshot import Block, Message, SnapshotError
 from tracetrim.formats import _common as common
+from tracetrim.formats._carrier import carried, carrier, in_place
+from tracetrim.formats._common import ValidatedHistory
+from tracetrim.formats._openai_chat import from_openai_chat, to_openai_chat
 
 FORMAT = "mini_swe_agent"
 TOOL_NAME = "bash"
 """The name of the one tool a mini-swe-agent calls."""
 
-ACTION_REGEX = re.compile(r"```bash\s*\n(.*?)\n```", re.DOTALL)
-"""mini-swe-agent's ``action_regex`` (1.x default): an assistant turn is a command if it matches once."""
+ACTION_REGEX = re.compile(r"```(?:bash|mswea_bash_command)\s*\n(.*?)\n```", re.DOTALL)
+"""mini-swe-agent's ``action_regex`` (the 1.x and the 2.x text-based defaults): an assistant turn is a
+command if it matches once."""
 
 _ROLES = frozenset({"system", "user", "assistant"})
+EXIT_ROLE = "exit"
+"""The role of the message mini-swe-agent 2.x ends a run with (its exit status and submission)."""
 _OPEN = "```bash\n"
 _CLOSE = "\n```"
 
@@ -81,10 +94,23 @@ def from_mini_swe_agent(messages: Sequence[Any]) -> list[Message]:
     rebuilds the input exactly. A call with no user message after it is left ``pending``.
     """
     common.require_sequence(messages, "messages", "message objects")
+    for i, message in enumerate(messages):
+        if isinstance(message, dict) and message.get("object") == "response":
+            raise SnapshotError(
+                "a Responses API model's trajectory (a whole response as a message) is not read yet; "
+                "mini-swe-agent's default tool-calling and text-based models' trajectories are",
+                message=i,
+            )
+    if is_tool_calling(messages):
+        return _from_chat(messages)
     out: list[Message] = []
     pending: str | None = None
+    seen: dict[str, int] = {}
     for i, message in enumerate(messages):
         message = common.require_dict(message, "a message", message=i)
+        if message.get("role") == EXIT_ROLE:
+            out.append(carrier(FORMAT, [message], seen))
+            continue
         role = common.require_choice(message.get("role"), _ROLES, message=i, field="role")
         content = common.require_str(message.get("content"), "content", message=i, field="content")
         meta: dict[str, Any] = {}
@@ -176,9 +202,53 @@ def to_mini_swe_agent(messages: Sequence[Any]) -> list[dict[str, Any]]:
     (so a neutral message holding calls and results is split in block order). mini-swe-agent has no ids
     and no thinking: those are dropped. Other block types raise `SnapshotError`.
     """
+    neutral = common.neutral_input(messages)
+    if any(common.format_meta(m, FORMAT).get("flavour") == "chat" for m in neutral):
+        return _to_chat(neutral)
+    return in_place(neutral, FORMAT, _convert)
+
+
+def is_tool_calling(messages: Sequence[Any]) -> bool:
+    """Whether a trajectory's messages are a 2.x tool-calling model's (OpenAI chat ``tool_calls`` and
+    ``tool`` messages) rather than the text protocol."""
+    return any(isinstance(m, dict) and ("tool_calls" in m or m.get("role") == "tool") for m in messages)
+
+
+def _from_chat(messages: Sequence[Any]) -> list[Message]:
+    """A tool-calling trajectory: its chat messages through `from_openai_chat`, each marked so, and its
+    ``exit`` messages in carriers where they stand."""
+    out: list[Message] = []
+    run: list[Any] = []
+    seen: dict[str, int] = {}
+
+    def flush() -> None:
+        for message in from_openai_chat(run):
+            meta = common.format_meta(message, FORMAT)
+            out.append(common.attach_meta(message, FORMAT, {**meta, "flavour": "chat"}))
+        run.clear()
+
+    for message in messages:
+        if isinstance(message, dict) and message.get("role") == EXIT_ROLE:
+            flush()
+            out.append(carrier(FORMAT, [message], seen))
+        else:
+            run.append(message)
+    flush()
+    return out
+
+
+def _to_chat(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """The inverse of `_from_chat`: each run of chat messages through `to_openai_chat`, carriers in place."""
     out: list[dict[str, Any]] = []
-    for i, message in enumerate(common.neutral_input(messages)):
-        out.extend(_convert(message, i))
+    run: list[Message] = []
+    for message in [*messages, None]:
+        value = carried(message, FORMAT) if message is not None else None
+        if message is not None and value is None:
+            run.append(message)
+            continue
+        out.extend(to_openai_chat(ValidatedHistory(run)) if run else [])
+        run = []
+        out.extend(value or [])
     return out
 
 

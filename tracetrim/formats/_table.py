@@ -26,7 +26,7 @@ from tracetrim.formats._gemini_cli import (
     to_gemini_cli,
 )
 from tracetrim.formats._langchain_json import from_langchain_json, is_langchain_json, to_langchain_json
-from tracetrim.formats._mini_swe_agent import ACTION_REGEX, from_mini_swe_agent, to_mini_swe_agent
+from tracetrim.formats._mini_swe_agent import ACTION_REGEX, EXIT_ROLE, from_mini_swe_agent, to_mini_swe_agent
 from tracetrim.formats._ollama import from_ollama, is_ollama_message, to_ollama
 from tracetrim.formats._openai_chat import from_openai_chat, to_openai_chat
 from tracetrim.formats._openai_responses import from_openai_responses, to_openai_responses
@@ -332,6 +332,7 @@ def _blocks(messages: Sequence[Any]) -> list[dict[str, Any]]:
 
 
 def _is_mini_swe_agent(messages: Sequence[Any]) -> bool:
+    messages = [m for m in messages if not (isinstance(m, dict) and m.get("role") == EXIT_ROLE)]
     if not all(isinstance(m, dict) and m.get("role") in ("system", "user", "assistant") for m in messages):
         return False
     if not all(isinstance(m.get("content"), str) for m in messages):
@@ -490,6 +491,8 @@ def detect_format(data: Any) -> str:
             return _history_kind(data["history"])
         if isinstance(data.get("traj"), list):
             return "tau-bench"
+        if str(data.get("trajectory_format", "")).startswith("mini-swe-agent"):
+            return "mini-swe-agent"
         if isinstance(data.get("steps"), list) and (
             "schema_version" in data or isinstance(data.get("agent"), dict)
         ):
