@@ -376,12 +376,18 @@ def test_cli_refuses_a_file_that_is_not_a_mini_swe_agent_run(
 AGENTS = Path(__file__).parents[1] / "data" / "agents"
 
 
-@pytest.mark.parametrize("name", ["mini_swe_agent_2_text.traj.json", "mini_swe_agent_2_toolcall.traj.json"])
+def _flat(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What a Responses model's run sends: each response's output items in its place."""
+    return [i for m in messages for i in (m["output"] if m.get("object") == "response" else [m])]
+
+
+@pytest.mark.parametrize("name", ["text", "toolcall", "response"])
 async def test_a_mini_swe_agent_2_run_reads_compacts_and_keeps_its_exit(name: str) -> None:
-    """mini-swe-agent 2.4 itself wrote both files (its ``DefaultAgent`` on a ``LocalEnvironment``, driven
-    by its own deterministic text-based and tool-calling test models): ```` ```mswea_bash_command ````
-    fences, or chat ``tool_calls`` answered by ``tool`` messages, and a closing ``exit`` message."""
-    document = json.loads((AGENTS / name).read_text(encoding="utf-8"))
+    """mini-swe-agent 2.4 itself wrote the files (its ``DefaultAgent`` on a ``LocalEnvironment``, driven
+    by its own deterministic text-based, tool-calling and Responses test models): fenced
+    ``mswea_bash_command`` blocks, chat ``tool_calls`` answered by ``tool`` messages, or whole responses
+    answered by ``function_call_output`` items; each run ends in an ``exit`` message."""
+    document = json.loads((AGENTS / f"mini_swe_agent_2_{name}.traj.json").read_text(encoding="utf-8"))
     assert formats.detect_format(document) == "mini-swe-agent"
     shape = formats.HISTORY_FORMATS["mini-swe-agent"]
     neutral = shape.read(document["messages"])
@@ -399,9 +405,21 @@ async def test_a_mini_swe_agent_2_run_reads_compacts_and_keeps_its_exit(name: st
     written = shape.write(outcome.plan.messages)["messages"]
     assert written[-1] == document["messages"][-1] and written[-1]["role"] == "exit"
     assert formats.detect_format({**document, "messages": written}) == "mini-swe-agent"
-    if "toolcall" in name:
+    if name == "toolcall":
         check_openai_chat([m for m in written if m["role"] != "exit"])
         assert len([m for m in written if m.get("tool_calls")]) < 3  # pairs went
+    elif name == "response":
+        sent = _flat([m for m in document["messages"] if m.get("role") != "exit"])
+        items = _flat([m for m in written if m.get("role") != "exit"])
+        # mini-swe-agent's test model writes output items without ids, so the SDK's request types do
+        # not apply; the Responses pairing rule does: each call answered later, no output without it
+        calls = [i["call_id"] for i in items if i.get("type") == "function_call"]
+        outputs = [i["call_id"] for i in items if i.get("type") == "function_call_output"]
+        assert calls == outputs and all(i in sent for i in items if i.get("type") == "function_call")
+        assert [m["extra"] for m in written if m.get("object") == "response"] == [
+            m["extra"] for m in document["messages"] if m.get("object") == "response"
+        ]  # each response the model gave is still one, with its own fields
+        assert len([i for i in items if i.get("type") == "function_call"]) < 3
     else:
         assert len(written) == len(document["messages"])  # a command stays; its output is a stub
         assert sum("[tracetrim:" in m["content"] for m in written if m["role"] == "user") >= 1

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from tracetrim.formats import _common as common
 from tracetrim.formats._carrier import carried, carrier, in_place
 from tracetrim.formats._common import ValidatedHistory
 from tracetrim.formats._openai_chat import from_openai_chat, to_openai_chat
+from tracetrim.formats._openai_responses import from_openai_responses, to_openai_responses
 
 FORMAT = "mini_swe_agent"
 TOOL_NAME = "bash"
@@ -94,13 +95,8 @@ def from_mini_swe_agent(messages: Sequence[Any]) -> list[Message]:
     rebuilds the input exactly. A call with no user message after it is left ``pending``.
     """
     common.require_sequence(messages, "messages", "message objects")
-    for i, message in enumerate(messages):
-        if isinstance(message, dict) and message.get("object") == "response":
-            raise SnapshotError(
-                "a Responses API model's trajectory (a whole response as a message) is not read yet; "
-                "mini-swe-agent's default tool-calling and text-based models' trajectories are",
-                message=i,
-            )
+    if any(isinstance(m, dict) and (m.get("object") == "response" or "type" in m) for m in messages):
+        return _from_responses(messages)
     if is_tool_calling(messages):
         return _from_chat(messages)
     out: list[Message] = []
@@ -203,8 +199,11 @@ def to_mini_swe_agent(messages: Sequence[Any]) -> list[dict[str, Any]]:
     and no thinking: those are dropped. Other block types raise `SnapshotError`.
     """
     neutral = common.neutral_input(messages)
-    if any(common.format_meta(m, FORMAT).get("flavour") == "chat" for m in neutral):
-        return _to_chat(neutral)
+    flavours = {common.format_meta(m, FORMAT).get("flavour") for m in neutral}
+    if "responses" in flavours:
+        return _regrouped(_runs(neutral, to_openai_responses))
+    if "chat" in flavours:
+        return _runs(neutral, to_openai_chat)
     return in_place(neutral, FORMAT, _convert)
 
 
@@ -214,17 +213,24 @@ def is_tool_calling(messages: Sequence[Any]) -> bool:
     return any(isinstance(m, dict) and ("tool_calls" in m or m.get("role") == "tool") for m in messages)
 
 
-def _from_chat(messages: Sequence[Any]) -> list[Message]:
-    """A tool-calling trajectory: its chat messages through `from_openai_chat`, each marked so, and its
-    ``exit`` messages in carriers where they stand."""
+_GROUP = "tracetrim.response"
+"""The key on an output item of a Responses model's run naming the response it came in (its index) and
+that response's other fields, so the writer puts each item back into its response."""
+
+
+def _read_runs(
+    messages: Sequence[Any], read: Callable[[list[Any]], list[Message]], flavour: str
+) -> list[Message]:
+    """A model-protocol trajectory: each run of its messages through ``read``, each message marked with
+    ``flavour``, and its ``exit`` messages in carriers where they stand."""
     out: list[Message] = []
     run: list[Any] = []
     seen: dict[str, int] = {}
 
     def flush() -> None:
-        for message in from_openai_chat(run):
+        for message in read(run) if run else []:
             meta = common.format_meta(message, FORMAT)
-            out.append(common.attach_meta(message, FORMAT, {**meta, "flavour": "chat"}))
+            out.append(common.attach_meta(message, FORMAT, {**meta, "flavour": flavour}))
         run.clear()
 
     for message in messages:
@@ -237,8 +243,8 @@ def _from_chat(messages: Sequence[Any]) -> list[Message]:
     return out
 
 
-def _to_chat(messages: Sequence[Message]) -> list[dict[str, Any]]:
-    """The inverse of `_from_chat`: each run of chat messages through `to_openai_chat`, carriers in place."""
+def _runs(messages: Sequence[Message], write: Callable[[Any], list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The inverse of `_read_runs`: each run of messages through ``write``, carriers in place."""
     out: list[dict[str, Any]] = []
     run: list[Message] = []
     for message in [*messages, None]:
@@ -246,9 +252,53 @@ def _to_chat(messages: Sequence[Message]) -> list[dict[str, Any]]:
         if message is not None and value is None:
             run.append(message)
             continue
-        out.extend(to_openai_chat(ValidatedHistory(run)) if run else [])
+        out.extend(write(ValidatedHistory(run)) if run else [])
         run = []
         out.extend(value or [])
+    return out
+
+
+def _from_chat(messages: Sequence[Any]) -> list[Message]:
+    """A tool-calling model's run: OpenAI chat messages (`from_openai_chat`)."""
+    return _read_runs(messages, from_openai_chat, "chat")
+
+
+def _from_responses(messages: Sequence[Any]) -> list[Message]:
+    """A Responses model's run: input items, and each response the model gave kept whole as one
+    message; its output items are read as Responses items (`from_openai_responses`), each naming its
+    response (`_GROUP`)."""
+    flat: list[Any] = []
+    for k, message in enumerate(messages):
+        if isinstance(message, dict) and message.get("object") == "response":
+            output = message.get("output")
+            if not isinstance(output, list):
+                raise SnapshotError("a response's output must be a list of items", message=k, field="output")
+            shell = {key: (None if key == "output" else value) for key, value in message.items()}
+            flat.extend(
+                {**common.require_dict(item, "an output item", message=k), _GROUP: {"at": k, "shell": shell}}
+                for item in output
+            )
+        else:
+            flat.append(message)
+    return _read_runs(flat, from_openai_responses, "responses")
+
+
+def _regrouped(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Written Responses items with each run of one response's output items put back into it."""
+    out: list[dict[str, Any]] = []
+    at: Any = None
+    for item in items:
+        group = item.get(_GROUP) if isinstance(item, dict) else None
+        if not isinstance(group, dict) or not isinstance(group.get("shell"), dict):
+            out.append(item)
+            at = None
+            continue
+        bare = {k: v for k, v in item.items() if k != _GROUP}
+        if at is not None and group.get("at") == at:
+            out[-1]["output"].append(bare)
+            continue
+        at = group.get("at")
+        out.append({k: ([bare] if k == "output" else copy.deepcopy(v)) for k, v in group["shell"].items()})
     return out
 
 
