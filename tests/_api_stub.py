@@ -11,10 +11,12 @@ check is what the real client sent.
 from __future__ import annotations
 
 import json
+import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 _REPLY = "All done."
@@ -182,3 +184,20 @@ def api_stub(script: list[list[dict[str, Any]]] | None = None) -> Iterator[_Serv
     finally:
         server.shutdown()
         server.server_close()
+
+
+def run_agent(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> str:
+    """Run an agent's CLI to the end (no input, two minutes at most) and return what it printed; a
+    failure shows the end of both of its streams."""
+    done = subprocess.run(
+        list(argv),
+        cwd=cwd,
+        env=dict(env),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return done.stdout

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests._api_stub import api_stub
+from tests._api_stub import api_stub, run_agent
 from tests._compact_plans import RESUME_PLANS, written_with
 from tests.conftest import service_unavailable
 from tracetrim.formats import HISTORY_FORMATS, JsonLines, detect_format, dump_jsonl, parse_history_text
@@ -59,18 +58,9 @@ def _resume(lines: list[dict[str, Any]], home: Path) -> list[dict[str, Any]]:
     (project / f"{entry['sessionId']}.jsonl").write_text(dump_jsonl(JsonLines(moved)), encoding="utf-8")
     with api_stub() as stub:
         argv = [str(cli), "-p", "go on", "--resume", entry["sessionId"], "--max-turns", "1"]
-        done = subprocess.run(
-            [*argv, "--output-format", "json"],
-            cwd=work,
-            env=_env(home, stub),
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+        printed = run_agent([*argv, "--output-format", "json"], work, _env(home, stub))
         requests = [r["body"] for r in stub.requests if r["body"].get("messages")]
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    assert json.loads(done.stdout)["is_error"] is False
+    assert json.loads(printed)["is_error"] is False
     assert requests, "Claude Code sent no request"
     messages: list[dict[str, Any]] = requests[-1]["messages"]
     return messages
@@ -159,24 +149,8 @@ def _session_claude_code_writes(home: Path) -> list[dict[str, Any]]:
         [{"type": "text", "text": "parse_date is a stub."}],
     ]
     with api_stub(script) as stub:
-        done = subprocess.run(
-            [
-                str(cli),
-                "-p",
-                "what does parse_date do?",
-                "--allowedTools",
-                "Read Bash Grep",
-                "--output-format",
-                "json",
-            ],
-            cwd=work,
-            env=_env(home, stub),
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+        argv = [str(cli), "-p", "what does parse_date do?", "--allowedTools", "Read Bash Grep"]
+        run_agent([*argv, "--output-format", "json"], work, _env(home, stub))
     (session,) = (home / ".claude" / "projects").glob("*/*.jsonl")
     lines: list[dict[str, Any]] = parse_history_text(session.read_text(encoding="utf-8"))
     return lines

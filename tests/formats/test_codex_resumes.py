@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests._api_stub import api_stub
+from tests._api_stub import api_stub, run_agent
 from tests._compact_plans import RESUME_PLANS, written_with
 from tests.conftest import service_unavailable
 from tracetrim.formats import HISTORY_FORMATS, JsonLines, detect_format, dump_jsonl, parse_history_text
@@ -47,17 +46,7 @@ def _codex(home: Path, work: Path, stub: Any, *args: str) -> None:
     settings = [f"model_providers.stub.{k}={v}" for k, v in provider.items()]
     config = [arg for s in ["model_provider=stub", "model=gpt-5.1-codex", *settings] for arg in ("-c", s)]
     env = {"PATH": os.environ.get("PATH", ""), "CODEX_HOME": str(home), "OPENAI_API_KEY": "sk-stub"}
-    done = subprocess.run(
-        [str(_cli()), "exec", *config, "--skip-git-repo-check", *args],
-        cwd=work,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    run_agent([str(_cli()), "exec", *config, "--skip-git-repo-check", *args], work, env)
 
 
 def _resume(lines: list[dict[str, Any]], home: Path) -> list[dict[str, Any]]:

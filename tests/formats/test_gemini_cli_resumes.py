@@ -15,14 +15,13 @@ import asyncio
 import json
 import os
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import tracetrim as tt
-from tests._api_stub import api_stub
+from tests._api_stub import api_stub, run_agent
 from tests._compact_plans import compact
 from tests.conftest import service_unavailable
 from tracetrim.archive import KeyValueArchive, MemoryStore
@@ -43,15 +42,10 @@ def _resume(logs: dict[str, list[dict[str, Any]]], folder: Path) -> dict[str, li
     for name, lines in logs.items():
         paths[name] = folder / f"{name}.jsonl"
         paths[name].write_text(dump_jsonl(JsonLines(lines)), encoding="utf-8")
-    done = subprocess.run(
-        [str(node), str(JS / "gemini_cli_resume.mjs"), *map(str, paths.values())],
-        cwd=JS,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
+    printed = run_agent(
+        [str(node), str(JS / "gemini_cli_resume.mjs"), *map(str, paths.values())], JS, os.environ
     )
-    resumed = json.loads(done.stdout)
+    resumed = json.loads(printed)
     return {name: resumed[str(path)] for name, path in paths.items()}
 
 
@@ -168,18 +162,8 @@ def _gemini(home: Path, work: Path, script: list[list[dict[str, Any]]], *args: s
             "GEMINI_API_KEY": "stub",
             "GOOGLE_GEMINI_BASE_URL": f"http://{host!s}:{port}",
         }
-        done = subprocess.run(
-            [str(GEMINI), *args, "--yolo", "-m", "gemini-2.5-pro"],
-            cwd=work,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+        run_agent([str(GEMINI), *args, "--yolo", "-m", "gemini-2.5-pro"], work, env)
         requests = [r["body"] for r in stub.requests if r["body"].get("tools")]
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert requests, "the Gemini CLI sent no request"
     contents: list[dict[str, Any]] = requests[-1]["contents"]
     return contents
