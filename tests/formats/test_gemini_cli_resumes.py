@@ -203,24 +203,6 @@ def _resumed(lines: list[dict[str, Any]], home: Path, log: Path) -> list[dict[st
     )
 
 
-def _check_sent(turns: list[dict[str, Any]], sent: list[dict[str, Any]]) -> None:
-    """What the Gemini API takes, on what the CLI sent: each call answered in the next turn, no response
-    without its call, every call as first sent."""
-    calls = {p["functionCall"]["id"]: p["functionCall"] for p in _parts(sent, "functionCall")}
-    made: set[str] = set()
-    for k, turn in enumerate(turns):
-        ids = [p["functionCall"]["id"] for p in turn["parts"] if "functionCall" in p]
-        for part in turn["parts"]:
-            if "functionCall" in part:
-                assert part["functionCall"] == calls[part["functionCall"]["id"]], "a call not as sent"
-            if "functionResponse" in part:
-                assert part["functionResponse"]["id"] in made, "a response without its call"
-        made.update(ids)
-        if ids:
-            answers = {p["functionResponse"]["id"] for p in turns[k + 1]["parts"] if "functionResponse" in p}
-            assert set(ids) <= answers, ("calls not answered in the next turn", ids)
-
-
 def _sent_id(recorded: str) -> str:
     return recorded.split("__", 1)[1] if "__" in recorded else recorded
 
@@ -235,8 +217,8 @@ def test_a_session_the_gemini_cli_wrote_compacts_and_resumes(plan: str, tmp_path
     written = SHAPE.write(compact(neutral, PLANS[plan]))["messages"]
     sent = _resumed(lines, tmp_path, log)
     after = _resumed(written, tmp_path, log)
-    _check_sent(sent, sent)
-    _check_sent(after, sent)
+    _check(sent, sent)
+    _check(after, sent)
     # the CLI records a call as "<tool>__<id>" and sends it as "<id>"
     kept = {_sent_id(c["id"]) for r in written if isinstance(r, dict) for c in r.get("toolCalls", [])}
     before = {p["functionCall"]["id"] for p in _parts(sent, "functionCall")}

@@ -161,36 +161,35 @@ def from_openhands_v0(events: Sequence[Any]) -> list[Message]:
     for i, event in enumerate(events):
         common.require_dict(event, "an event", message=i)
     forgotten = _forgotten(events)
-    batches: dict[Any, list[str]] = {}
     live = [not (isinstance(e.get("id"), int) and e["id"] in forgotten) for e in events]
-    for event, alive in zip(events, live, strict=True):
-        call = _call(event) if "action" in event and alive else None
+    calls = [_call(e) if "action" in e and alive else None for e, alive in zip(events, live, strict=True)]
+    batches: dict[Any, list[str]] = {}
+    for event, call in zip(events, calls, strict=True):
         if call is not None:
             batches.setdefault(_response_id(event) or call["id"], []).append(call["id"])
     names: dict[str, str] = {}
     said: set[Any] = set()
     seen: dict[str, int] = {}
     run = CarrierRun(FORMAT, seen)
-    for event, alive in zip(events, live, strict=True):
+    for event, alive, call in zip(events, live, calls, strict=True):
         blocks: list[Block] | None = None
         role = "assistant"
         meta: dict[str, Any] = {}
         kept = event
         if alive:
-            if "action" in event:
-                call = _call(event)
-                text = _text(event)
-                if call is not None:
-                    names[call["id"]] = call["name"]
-                    blocks = [call]
-                    batch = _response_id(event) or call["id"]
-                    meta["batch"] = batches[batch]
-                    if batch not in said:
-                        said.add(batch)
-                        if _said(event):
-                            blocks.insert(0, {"type": "text", "text": _said(event)})
-                elif text is not None:
-                    role, body = text
+            if call is not None:
+                names[call["id"]] = call["name"]
+                blocks = [call]
+                batch = _response_id(event) or call["id"]
+                meta["batch"] = batches[batch]
+                if batch not in said:
+                    said.add(batch)
+                    if text := _said(event):
+                        blocks.insert(0, {"type": "text", "text": text})
+            elif "action" in event:
+                said_text = _text(event)
+                if said_text is not None:
+                    role, body = said_text
                     blocks = [{"type": "text", "text": body}]
                     kept = {**event, "args": {**event["args"], "content": _HELD}}
             else:
@@ -212,12 +211,12 @@ def from_openhands_v0(events: Sequence[Any]) -> list[Message]:
 
 @attrs.frozen
 class _Action:
-    """A tool action written back: its event, the texts its message holds, whether its call stays, and
-    the calls of its response the history held (`batch`)."""
+    """A tool action written back: its event, the texts its message holds, its call's id while the call
+    stays (None once it went), and the calls of its response the history held (`batch`)."""
 
     event: dict[str, Any]
     texts: list[str]
-    kept: bool
+    call: str | None
     batch: tuple[str, ...]
 
 
@@ -227,10 +226,10 @@ def _convert(message: Message, i: int) -> list[Any]:
     calls = [b for b in message["content"] if b["type"] == "tool_call"]
     results = [(j, b) for j, b in enumerate(message["content"]) if b["type"] == "tool_result"]
     texts = [b["text"] for b in message["content"] if b["type"] == "text"]
-    if isinstance(event, dict) and "action" in event and _call(event) is not None:
-        batch = meta.get("batch")
-        ids = tuple(i for i in batch if isinstance(i, str)) if isinstance(batch, list) else ()
-        return [_Action(event, texts, bool(calls), ids)]
+    batch = meta.get("batch")
+    if isinstance(event, dict) and "action" in event and isinstance(batch, list):  # read as a call
+        ids = tuple(i for i in batch if isinstance(i, str))
+        return [_Action(event, texts, calls[0]["id"] if calls else None, ids)]
     if isinstance(event, dict) and "observation" in event:
         if not results:
             return []
@@ -282,9 +281,7 @@ def _responses(out: list[Any]) -> list[Any]:
     """Each response whose calls went in part written back whole: its kept actions list the calls
     left and say what all of them said (tombstones included); with none kept, what they said is one
     ``message`` from the agent, in the place of the response's first action."""
-    kept_calls = {
-        c["id"] for item in out if isinstance(item, _Action) and item.kept if (c := _call(item.event))
-    }
+    kept_calls = {item.call for item in out if isinstance(item, _Action) and item.call is not None}
     groups: dict[Any, list[_Action]] = {}
     for item in out:
         if isinstance(item, _Action):
@@ -296,8 +293,8 @@ def _responses(out: list[Any]) -> list[Any]:
             continue
         said = "\n".join(t for m in members for t in m.texts)
         for m in members:
-            replaced[id(m)] = [_without(m.event, gone, said)] if m.kept else []
-        if not any(m.kept for m in members) and said:
+            replaced[id(m)] = [_without(m.event, gone, said)] if m.call is not None else []
+        if all(m.call is None for m in members) and said:
             replaced[id(members[0])] = [_message_event(members[0].event, "assistant", said)]
     written: list[Any] = []
     for item in out:

@@ -72,8 +72,8 @@ class TracetrimPlugin(WindowedAdapter, BasePlugin):
         )
         if result.messages is None:
             return None
-        written = to_gemini(to_write(result))
-        if "systemInstruction" in written:  # ADK keeps it in the request's config, never in contents
-            return None
-        llm_request.contents = [types.Content.model_validate(c) for c in written["messages"]]
+        # ADK keeps the system instruction in the request's config, so the contents hold no system turn
+        # to come back as one
+        written = to_gemini(to_write(result))["messages"]
+        llm_request.contents = [types.Content.model_validate(c) for c in written]
         return None
