@@ -162,18 +162,22 @@ _CALL_ITEMS = frozenset(
 """Calls the client runs: each one's ``<type>_output`` must follow ("No tool output found for ...")."""
 
 
-def check_responses(items: Sequence[Mapping[str, Any]], sent: Sequence[Mapping[str, Any]]) -> None:
-    """Responses input items: SDK types; every call the client runs (``function_call``,
-    ``custom_tool_call``, ...) answered by a later output of its kind and every output answering an
-    earlier call; a ``reasoning`` item followed by the item that
-    followed it when it was sent (its required following item)."""
+def check_responses(
+    items: Sequence[Mapping[str, Any]], sent: Sequence[Mapping[str, Any]], *, types: bool = True
+) -> None:
+    """Responses input items: SDK types (``types=False`` for items a client writes without the ids the
+    SDK's types ask of replayed output, as Inspect does for turns no Responses model wrote); every call
+    the client runs (``function_call``, ``custom_tool_call``, ...) answered by a later output of its kind
+    and every output answering an earlier call; a ``reasoning`` item followed by the item that followed
+    it when it was sent (its required following item)."""
     from openai.types.responses import ResponseInputItemParam
 
-    _sdk_check(pydantic.TypeAdapter(list[ResponseInputItemParam]), items, "Responses input")
+    if types:
+        _sdk_check(pydantic.TypeAdapter(list[ResponseInputItemParam]), items, "Responses input")
     follows = {
         item["id"]: _identity(sent[k + 1])
         for k, item in enumerate(sent)
-        if item.get("type") == "reasoning" and k + 1 < len(sent)
+        if item.get("type") == "reasoning" and "id" in item and k + 1 < len(sent)
     }
     called: set[tuple[str, str]] = set()
     answered: set[tuple[str, str]] = set()

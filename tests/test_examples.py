@@ -20,6 +20,7 @@ FRAMEWORK_EXAMPLES = {
     "pydantic_ai_agent.py": ("pydantic_ai", "pydantic-ai"),
     "openai_agents_agent.py": ("agents", "openai-agents"),
     "adk_agent.py": ("google.adk", "adk"),
+    "inspect_agent.py": ("inspect_ai", "inspect"),
 }
 
 

@@ -227,7 +227,8 @@ _FILES = sorted(
     p
     for folder in ("agents", "whole_files")
     for p in (SHAPES / folder).iterdir()
-    if p.suffix in (".json", ".jsonl", ".traj") and p.name != "tau2_results.json"  # a list: --item N
+    # tau2 results and Inspect logs are lists of runs (--item N), no one run's bytes
+    if p.suffix in (".json", ".jsonl", ".traj") and p.name not in ("tau2_results.json", "inspect_log.json")
 )
 
 

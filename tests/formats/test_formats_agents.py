@@ -1,6 +1,7 @@
 """The history files today's agents write: Claude Code, Codex CLI, OpenHands (SDK and V0), ATIF,
-tau2-bench, Google ADK sessions and request bodies are detected by shape, read, written back unchanged,
-and compacted in ENFORCE into a file of the same format whose other entries stay where they were.
+tau2-bench, Inspect AI eval logs, Google ADK sessions and request bodies are detected by shape, read,
+written back unchanged, and compacted in ENFORCE into a file of the same format whose other entries
+stay where they were.
 
 Fixtures are in tests/data/agents (see its README for where each shape comes from).
 """
@@ -45,6 +46,7 @@ FILES = [
     ("request_anthropic.json", "anthropic", ("read_file", "run")),
     ("request_responses.json", "responses-request", ("read_file", "run")),
     ("adk_session.json", "adk", ("read_file",)),
+    ("inspect_log.json", "inspect", ("read_file", "run")),
 ]
 IDS = [f[1] for f in FILES]
 
@@ -105,7 +107,7 @@ def test_read_then_written_back_is_the_same_file_byte_for_byte(
     assert back == data and list(back) == list(data)
     calls, results = _calls_and_results(fmt, neutral)
     assert calls and calls == results  # every call the agent made is read, with its result
-    if fmt != "tau2":  # a results file holds more than the one simulation read here
+    if fmt not in ("tau2", "inspect"):  # a results file or log holds more than the one run read here
         assert _dumped(back, text) == text
 
 

@@ -90,6 +90,7 @@ def test_the_table_covers_every_format_and_its_views_agree() -> None:
         "tau-bench",
         "responses-request",
         "tau2",
+        "inspect",
         "claude-code",
         "codex",
         "gemini-cli",

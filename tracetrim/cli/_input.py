@@ -24,6 +24,7 @@ from tracetrim.formats import (
     trajectory_items,
     trajectory_list,
 )
+from tracetrim.formats._eval_archive import ZIP_MAGIC
 
 _ITEM = re.compile(r"(.*)\[(\d+)\]", re.DOTALL)
 """How `_chosen` names item N of a list of trajectories: ``FILE[N]``."""
@@ -68,19 +69,27 @@ class HistoryFile:
         if not item:
             return name
         stem, dot, suffix = name.rpartition(".")
+        if suffix == "eval":  # a sample of an Inspect .eval archive is written as the JSON it holds
+            suffix = "json"
         return f"{stem}-{item}.{suffix}" if dot and stem else f"{name}-{item}"
 
 
-def _read_text(source: str) -> str:
+def _read_text(source: str) -> str | bytes:
     """The text of a file, or of stdin for "-", read as bytes: newline translation would change what
-    was sent (CRLF files). A stdin a host replaced by a text stream (no buffer) is read as text."""
+    was sent (CRLF files). A stdin a host replaced by a text stream (no buffer) is read as text. A zip
+    archive (an Inspect ``.eval`` log) stays bytes."""
     if source != "-":
-        return Path(source).read_bytes().decode("utf-8")
-    stdin = getattr(sys.stdin, "buffer", None)
-    return stdin.read().decode("utf-8") if stdin is not None else sys.stdin.read()
+        data = Path(source).read_bytes()
+    else:
+        stdin = getattr(sys.stdin, "buffer", None)
+        if stdin is None:
+            return str(sys.stdin.read())
+        data = stdin.read()
+    return data if data.startswith(ZIP_MAGIC) else data.decode("utf-8")
 
 
 def _load(source: str) -> tuple[str, Any, str]:
+    """The name, parsed value and text of ``source`` (the text is "" for a zip archive)."""
     try:
         text = _read_text(source)
     except FileNotFoundError:
@@ -89,7 +98,7 @@ def _load(source: str) -> tuple[str, Any, str]:
         raise CliError(f"{source}: cannot read ({exc})") from None
     name = "stdin" if source == "-" else source
     try:
-        return name, parse_history_text(text), text
+        return name, parse_history_text(text), text if isinstance(text, str) else ""
     except FormatError as exc:
         raise CliError(f"{name}: {exc}") from None
 

@@ -11,6 +11,7 @@ from tracetrim.formats._codex import from_codex, to_codex
 from tracetrim.formats._file import FileStyle, dump_jsonl, parse_history_text
 from tracetrim.formats._gemini import from_gemini, to_gemini
 from tracetrim.formats._gemini_cli import from_gemini_cli, to_gemini_cli
+from tracetrim.formats._inspect import from_inspect, to_inspect
 from tracetrim.formats._langchain import from_langchain, to_langchain
 from tracetrim.formats._langchain_json import from_langchain_json, to_langchain_json
 from tracetrim.formats._mini_swe_agent import from_mini_swe_agent, load_mini_swe_agent_traj, to_mini_swe_agent
@@ -62,6 +63,7 @@ __all__ = [
     "from_codex",
     "from_gemini",
     "from_gemini_cli",
+    "from_inspect",
     "from_langchain",
     "from_langchain_json",
     "from_mini_swe_agent",
@@ -87,6 +89,7 @@ __all__ = [
     "to_codex",
     "to_gemini",
     "to_gemini_cli",
+    "to_inspect",
     "to_langchain",
     "to_langchain_json",
     "to_mini_swe_agent",

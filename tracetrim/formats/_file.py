@@ -12,6 +12,7 @@ import attrs
 
 from tracetrim._json import laid_out_json, strict_loads
 from tracetrim._validators import FieldValueError
+from tracetrim.formats._eval_archive import ZIP_MAGIC, read_eval_archive
 from tracetrim.formats._shape import JsonLines
 from tracetrim.formats._table import FormatError
 
@@ -48,9 +49,12 @@ def parse_history_text(text: str | bytes) -> Any:
 
     A file whose first line is a whole JSON value and which has more lines is read as JSONL (Claude
     Code sessions, Codex rollouts); anything else must be one JSON value. `FormatError` names the line
-    and column of what does not parse.
+    and column of what does not parse. Bytes that are a zip archive are an Inspect ``.eval`` log, read
+    as the eval log its ``.json`` form holds (`read_eval_archive`).
     """
     if isinstance(text, bytes):
+        if text.startswith(ZIP_MAGIC):
+            return read_eval_archive(text)
         try:
             text = text.decode("utf-8")
         except UnicodeDecodeError as exc:

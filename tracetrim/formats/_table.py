@@ -25,6 +25,14 @@ from tracetrim.formats._gemini_cli import (
     is_gemini_cli_record,
     to_gemini_cli,
 )
+from tracetrim.formats._inspect import (
+    INSPECT_BEFORE_MESSAGES,
+    from_inspect,
+    is_inspect_log,
+    is_inspect_message,
+    is_inspect_sample,
+    to_inspect,
+)
 from tracetrim.formats._langchain_json import from_langchain_json, is_langchain_json, to_langchain_json
 from tracetrim.formats._mini_swe_agent import ACTION_REGEX, EXIT_ROLE, from_mini_swe_agent, to_mini_swe_agent
 from tracetrim.formats._ollama import from_ollama, is_ollama_message, to_ollama
@@ -244,6 +252,13 @@ _TABLE = (
         _body_writer(_messages_only(to_tau2)),
     ),
     HistoryFormat(
+        "inspect",
+        "an Inspect AI eval sample (samples[N] of a log, .json or .eval: tool_calls naming their "
+        "function, tool messages; the sample's other fields kept)",
+        _body(_one_arg(from_inspect), after=INSPECT_BEFORE_MESSAGES),
+        _body_writer(_messages_only(to_inspect)),
+    ),
+    HistoryFormat(
         "claude-code",
         "a Claude Code session JSONL (after its last compact_boundary; other entries kept in place)",
         _one_arg(from_claude_code),
@@ -356,6 +371,8 @@ def detect_messages(messages: Sequence[Any]) -> str:
         return "responses"
     if any(is_tau2_message(m) for m in items):
         return "tau2"
+    if any(is_inspect_message(m) for m in items):
+        return "inspect"
     if any(is_ollama_message(m) for m in items):
         return "ollama"
     if any(is_ai_sdk_part(b) for b in _blocks(items)):
@@ -410,8 +427,12 @@ def _unsupported(data: Any) -> FormatError:
     )
 
 
-def _simulations(data: Any) -> list[Any] | None:
-    """The simulations of a tau2-bench results file (``{"info", "tasks", "simulations"}``), else None."""
+def _keyed_runs(data: Any) -> list[Any] | None:
+    """The runs of a results file that holds them under a key: a tau2-bench results file's
+    ``simulations`` (``{"info", "tasks", "simulations"}``) or an Inspect eval log's ``samples``; else None."""
+    if is_inspect_log(data):
+        samples: list[Any] = data["samples"]
+        return samples
     if not isinstance(data, dict) or not isinstance(data.get("simulations"), list) or "messages" in data:
         return None
     simulations: list[Any] = data["simulations"]
@@ -420,8 +441,8 @@ def _simulations(data: Any) -> list[Any] | None:
 
 def trajectory_items(data: Any) -> list[Any]:
     """The trajectories of a file that holds several (`trajectory_list` names their format): the list
-    itself, or a tau2-bench results file's ``simulations``."""
-    simulations = _simulations(data)
+    itself, a tau2-bench results file's ``simulations`` or an Inspect eval log's ``samples``."""
+    simulations = _keyed_runs(data)
     if simulations is not None:
         return simulations
     return list(data) if isinstance(data, list) else [data]
@@ -441,6 +462,8 @@ def _trajectory_kind(item: Any) -> str | None:
         return "tau-bench"
     if isinstance(item.get("messages"), list) and "task_id" in item:
         return "tau2"
+    if is_inspect_sample(item):
+        return "inspect"
     if isinstance(item.get("history"), list):
         return _history_kind(item["history"])
     if isinstance(item.get("messages"), list):
@@ -451,7 +474,7 @@ def _trajectory_kind(item: Any) -> str | None:
 def trajectory_list(data: Any) -> str | None:
     """The format of each trajectory when ``data`` is a list of whole trajectories (or a tau2-bench
     results file, `trajectory_items`), else None."""
-    simulations = _simulations(data)
+    simulations = _keyed_runs(data)
     if simulations is not None:
         data = simulations
     if not isinstance(data, list) or not data:  # JSONL of whole trajectories too (an eval's output.jsonl)
@@ -512,6 +535,8 @@ def detect_format(data: Any) -> str:
             return "gemini-cli"
         if "task_id" in data or any(is_tau2_message(m) for m in messages):
             return "tau2"
+        if is_inspect_sample(data):
+            return "inspect"
         found = detect_messages(messages)
         if "system" in data and found in ("neutral", "openai"):
             ids = all(isinstance(m, dict) and "id" in m for m in messages)

@@ -2,9 +2,10 @@
 
 The adapters live in public submodules that import their framework, so they load only when used:
 ``tracetrim.harness_adapter.agentscope`` (`TracetrimMiddleware`), ``.langchain``
-(`TracetrimAgentMiddleware`), ``.pydantic_ai`` (`TracetrimHistoryProcessor`, `tracetrim_capability`) and
-``.openai_agents`` (`TracetrimInputFilter`, `CompactingSession`). The same names are reachable here
-lazily, e.g. ``tracetrim.harness_adapter.TracetrimMiddleware`` imports AgentScope on first access.
+(`TracetrimAgentMiddleware`), ``.pydantic_ai`` (`TracetrimHistoryProcessor`, `tracetrim_capability`),
+``.openai_agents`` (`TracetrimInputFilter`, `CompactingSession`), ``.adk`` (`TracetrimPlugin`) and
+``.inspect_ai`` (`TracetrimCompaction`). The same names are reachable here lazily, e.g.
+``tracetrim.harness_adapter.TracetrimMiddleware`` imports AgentScope on first access.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ _LAZY = {
     "tracetrim_capability": "pydantic_ai",
     "TracetrimInputFilter": "openai_agents",
     "CompactingSession": "openai_agents",
+    "TracetrimPlugin": "adk",
+    "TracetrimCompaction": "inspect_ai",
 }
 
 __all__ = [
