@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import io
 import json
+import sys
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -219,3 +220,9 @@ def test_replay_walks_each_sample_of_an_eval_log(tmp_path: Path, capsys: pytest.
     assert {(r["steps"], r["uses"]) for r in runs} == {(4, 1)}  # four model turns, one reusing a result
     none, masked = sorted(runs, key=lambda r: r["strategy"] != "none")
     assert masked["compactions"] >= 1 and masked["billed_tokens"] < none["billed_tokens"]
+
+
+def test_without_zstandard_a_zstd_archive_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "zstandard", None)  # import zstandard now raises ImportError
+    with pytest.raises(FormatError, match=r"^this \.eval file is zstd-compressed: .*pip install zstandard"):
+        parse_history_text((DATA / "inspect_log.eval").read_bytes())

@@ -47,8 +47,9 @@ def _entry_bytes(archive: zipfile.ZipFile, data: bytes, info: zipfile.ZipInfo) -
 
 
 def _entry_json(archive: zipfile.ZipFile, data: bytes, info: zipfile.ZipInfo) -> Any:
+    raw = _entry_bytes(archive, data, info)  # its own FormatError, not "not JSON"
     try:
-        return strict_loads(_entry_bytes(archive, data, info).decode("utf-8"))
+        return strict_loads(raw.decode("utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
         raise FormatError(f".eval entry {info.filename} is not JSON ({exc})") from None
 
