@@ -22,7 +22,7 @@ _MESSAGES: pydantic.TypeAdapter[list[ChatMessage]] = pydantic.TypeAdapter(list[C
 
 
 def _context_window(model: Model) -> int | None:
-    """The model's input window as Inspect knows it (its model database, or ``GenerateConfig``)."""
+    """The model's input window as Inspect knows it (its model database; ``set_model_info`` overrides)."""
     try:
         from inspect_ai.model._model_info import get_model_input_tokens
     except ImportError:  # a private helper: an Inspect without it leaves the budget to the strategy
