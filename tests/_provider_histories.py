@@ -1028,3 +1028,59 @@ def adk_sessions(draw: st.DrawFn) -> dict[str, Any]:
         "events": events,
         "lastUpdateTime": 1.5,
     }
+
+
+@st.composite
+def inspect_messages(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """An Inspect eval sample's messages (``inspect_ai.model._chat_message``), as Inspect logs them: every
+    message has an ``id``; an assistant's content a string or parts (a signed ``reasoning`` part, text)
+    and its ``tool_calls`` (``function`` a string, ``arguments`` an object; now and then one Inspect could
+    not parse), each answered by a ``tool`` message naming its ``function`` (an ``error`` when it failed)."""
+    ids = _Ids()
+    serial = iter(range(100_000))
+
+    def message(role: str, **fields: Any) -> dict[str, Any]:
+        return {"id": f"msg{next(serial):04d}", "role": role, **fields}
+
+    messages: list[dict[str, Any]] = []
+    if draw(st.booleans()):
+        messages.append(message("system", content=draw(_text)))
+    messages.append(message("user", content=draw(_text), source="input"))
+    for _ in range(draw(st.integers(1, 6))):
+        calls = []
+        for _ in range(draw(st.integers(0, 3))):
+            n = ids.next()
+            call: dict[str, Any] = {"id": f"call_{n:04d}", "function": draw(_tools), "type": "function"}
+            if draw(st.integers(0, 5)) == 0:
+                call.update(arguments={}, parse_error="Expecting value: line 1 column 1 (char 0)")
+            else:
+                call["arguments"] = _args(draw, n)
+            calls.append(call)
+        parts: list[dict[str, Any]] = []
+        if draw(st.booleans()):
+            n = ids.next()
+            parts.append(
+                {"type": "reasoning", "reasoning": draw(_text), "signature": f"rs_{n:04d}", "redacted": False}
+            )
+        if draw(st.booleans()) or not calls:
+            parts.append({"type": "text", "text": draw(_text)})
+        content: Any = parts if parts and (parts[0]["type"] == "reasoning" or draw(st.booleans())) else ""
+        if isinstance(content, str) and parts:
+            content = parts[0]["text"]
+        turn = message("assistant", content=content, source="generate", model="model")
+        if calls:
+            turn["tool_calls"] = calls
+        messages.append(turn)
+        for call in calls:
+            tool = message(
+                "tool", content=_output(draw, call["id"]), tool_call_id=call["id"], function=call["function"]
+            )
+            if "parse_error" in call or draw(st.integers(0, 4)) == 0:
+                tool.update(
+                    content="",
+                    error={"type": "parsing" if "parse_error" in call else "unknown", "message": "failed"},
+                )
+            messages.append(tool)
+        if draw(st.booleans()):
+            messages.append(message("user", content=draw(_text)))
+    return messages

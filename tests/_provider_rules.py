@@ -554,6 +554,24 @@ def check_pydantic_ai(messages: Sequence[Mapping[str, Any]]) -> None:
     check_gemini(body, body)
 
 
+def check_inspect(messages: Sequence[Mapping[str, Any]], sent: Sequence[Mapping[str, Any]]) -> None:
+    """An Inspect sample's messages: Inspect's own ``ChatMessage`` models, ids unique (Inspect tracks
+    messages by id), and what Inspect's converters send for them through OpenAI chat and Responses kept
+    those APIs' rules (Responses without the SDK's types: Inspect leaves out the ids of items no Responses
+    model wrote)."""
+    import asyncio
+
+    from inspect_ai.model import ChatMessage, messages_to_openai, messages_to_openai_responses
+
+    adapter = pydantic.TypeAdapter(list[ChatMessage])
+    ids = [m["id"] for m in messages]
+    assert len(set(ids)) == len(ids), "two messages share an id"
+    chat = adapter.validate_python(messages)
+    check_openai_chat(asyncio.run(messages_to_openai(chat)))
+    before = asyncio.run(messages_to_openai_responses(adapter.validate_python(sent)))
+    check_responses(asyncio.run(messages_to_openai_responses(chat)), before, types=False)
+
+
 def _found(value: Any, pick: Callable[[Mapping[str, Any]], Any]) -> Iterator[Any]:
     """What ``pick`` finds in every object of ``value`` (at any depth; None: nothing there)."""
     if isinstance(value, Mapping):
@@ -589,6 +607,7 @@ CALLS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
         {k: v for k, v in d.items() if k not in _BATCH} if d.get("kind") == "ActionEvent" else None
     ),
     "atif": lambda d: d if {"tool_call_id", "function_name"} <= d.keys() else None,
+    "inspect": lambda d: d if isinstance(d.get("function"), str) and "arguments" in d else None,
     # the tool_calls of each action's model_response, which V0 sends as the assistant message
     "openhands-v0": lambda d: d if d.get("type") == "function" and "function" in d and "id" in d else None,
 }
@@ -609,6 +628,7 @@ RESULTS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
     "tau2": lambda d: d if d.get("role") == "tool" and "tool_messages" not in d else None,  # not a batch
     "openhands": lambda d: d if d.get("kind") == "ObservationEvent" else None,
     "atif": lambda d: d if "source_call_id" in d else None,
+    "inspect": lambda d: d if d.get("role") == "tool" else None,
     "openhands-v0": lambda d: d if isinstance(d.get("observation"), str) else None,
 }
 """Each format's tool results: what a plan writes back as sent unless it shortened them (with a marker)."""

@@ -226,3 +226,19 @@ def test_without_zstandard_a_zstd_archive_says_what_to_install(monkeypatch: pyte
     monkeypatch.setitem(sys.modules, "zstandard", None)  # import zstandard now raises ImportError
     with pytest.raises(FormatError, match=r"^this \.eval file is zstd-compressed: .*pip install zstandard"):
         parse_history_text((DATA / "inspect_log.eval").read_bytes())
+
+
+def test_a_sample_file_restores_byte_for_byte_after_enforce(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """A sample as ``--all`` writes it, compacted in ENFORCE through the CLI, then restored as sent:
+    the exact bytes of the file."""
+    path = tmp_path / "sample.json"
+    path.write_text(json.dumps(_sample(DATA / "inspect_log.eval"), indent=2) + "\n", encoding="utf-8")
+    archive = ["--archive", f"file:{tmp_path / 'archive'}", "--user", "u", "--agent", "a", "--session", "s"]
+    argv = ["compact", str(path), "--mode", "enforce", "--eligible-tools", ",".join(TOOLS)]
+    assert main([*argv, "--preserve-recent", "1", "--minimum-reduction", "0", *archive]) == 0
+    result = json.loads(capsysbinary.readouterr().out)
+    assert result["changed"], (result["reason"], result["detail"])
+    assert main(["restore", result["archive_ref"], "--format", "sent", *archive]) == 0
+    assert capsysbinary.readouterr().out == path.read_bytes()

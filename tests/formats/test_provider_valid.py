@@ -406,3 +406,18 @@ def test_pydantic_ai_histories_stay_valid(messages: list[dict[str, Any]], plan: 
     rules.check_pydantic_ai(written)
     assert detect_format(written) == "pydantic-ai"
     rules.check_calls_as_sent("pydantic-ai", written, sent)  # its own fields, no other call's
+
+
+@SETTINGS
+@given(messages=histories.inspect_messages(), plan=plans)
+def test_inspect_samples_stay_valid(messages: list[dict[str, Any]], plan: dict[str, Any]) -> None:
+    rules.check_inspect(messages, messages)  # the generator's own samples are valid
+    sample = {"id": "task-1", "epoch": 1, "input": "fix it", "target": "", "messages": messages}
+    sent = copy.deepcopy(sample)
+    written = write_back("inspect", sample, plan)
+    assert sample == sent, "the caller's sample was mutated"
+    rules.check_inspect(written["messages"], messages)
+    rules.check_calls_as_sent("inspect", written, sent)
+    assert detect_format(written) == "inspect"
+    before = {m["id"]: m for m in messages}  # a message keeps its id only when it is as it was sent
+    assert all(before.get(m["id"], m) == m for m in written["messages"])

@@ -45,7 +45,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.model._providers.mockllm import MockLLM
 from inspect_ai.scorer import includes
-from inspect_ai.tool import ToolCall, tool
+from inspect_ai.tool import tool
 
 from tracetrim.harness_adapter.inspect_ai import TracetrimCompaction
 
@@ -185,9 +185,3 @@ async def test_without_a_fallback_a_conversation_tracetrim_cannot_shorten_fails_
 def test_a_fallback_must_be_an_inspect_strategy() -> None:
     with pytest.raises(TypeError, match="fallback must be an Inspect CompactionStrategy"):
         TracetrimCompaction(_compactor(tt.Mode.ENFORCE, KeyValueArchive(MemoryStore())), fallback="edit")  # type: ignore[arg-type]
-
-
-def test_tool_calls_are_plain_inspect_calls() -> None:
-    """The scripted calls are what Inspect's own providers return (a sanity check of the fixture)."""
-    call = ModelOutput.for_tool_call("mockllm/model", "read_file", {"path": "a.py"}, tool_call_id="c1")
-    assert call.message.tool_calls == [ToolCall(id="c1", function="read_file", arguments={"path": "a.py"})]

@@ -10,11 +10,10 @@ answers one by ``tool_call_id`` (``function``, ``error``).
 from __future__ import annotations
 
 import copy
-import hashlib
 from collections.abc import Sequence
 from typing import Any
 
-from tracetrim._json import canonical_json
+from tracetrim._json import digest
 from tracetrim._snapshot import Block, Message, SnapshotError
 from tracetrim.formats import _common as common
 
@@ -177,21 +176,34 @@ def _written_content(blocks: list[Block], original: Any, i: int) -> Any:
     return [_part(b, i, j) for j, b in enumerate(blocks)]
 
 
-def _orphaned_reasoning(shell: dict[str, Any], calls: list[Any]) -> list[Any]:
-    """The reasoning parts that lost the call they were sent before: those ending the shell's content
-    when its first call is gone. Inspect sends content before calls, and OpenAI refuses a reasoning item
-    without its required following item, so such reasoning goes with its call."""
+def _trailing_reasoning(shell: dict[str, Any]) -> list[Any]:
+    """The reasoning parts ending the shell's content when it has calls: Inspect sends content before
+    calls, so these are sent right before the first call."""
     content = shell.get("content")
-    original = [c for c in shell.get("tool_calls") or [] if isinstance(c, dict)]
-    if not isinstance(content, list) or not original:
+    if not isinstance(content, list) or not shell.get("tool_calls"):
         return []
     trailing: list[Any] = []
     for part in reversed(content):
         if not (isinstance(part, dict) and part.get("type") == "reasoning"):
             break
         trailing.append(part)
-    kept = {c.get("id") for c in calls if isinstance(c, dict)}
-    return trailing if original[0].get("id") not in kept else []
+    return trailing
+
+
+def _placed_reasoning(parts: list[Block], shell: dict[str, Any], calls: list[Any]) -> list[Block]:
+    """``parts`` with the reasoning sent right before the first call still right before it, text
+    tracetrim added going ahead of it; or without that reasoning once the call is gone. OpenAI refuses
+    a reasoning item not followed by the item it was sent before."""
+    trailing = _trailing_reasoning(shell)
+    if not trailing:
+        return parts
+    tail = [b for b in parts if common.is_raw(b, FORMAT) and b["value"] in trailing]
+    rest = [b for b in parts if b not in tail]
+    first = shell["tool_calls"][0]
+    kept = isinstance(first, dict) and any(
+        isinstance(c, dict) and c.get("id") == first.get("id") for c in calls
+    )
+    return rest + tail if kept else rest
 
 
 def _assistant_like(message: Message, shell: dict[str, Any], i: int) -> dict[str, Any]:
@@ -212,9 +224,7 @@ def _assistant_like(message: Message, shell: dict[str, Any], i: int) -> dict[str
             parts.append(block)
         elif block["type"] != "thinking":
             raise common.unsupported("Inspect", block, i, j)
-    orphaned = _orphaned_reasoning(shell, calls)
-    parts = [b for b in parts if not (common.is_raw(b, FORMAT) and b["value"] in orphaned)]
-    out["content"] = _written_content(parts, shell.get("content"), i)
+    out["content"] = _written_content(_placed_reasoning(parts, shell, calls), shell.get("content"), i)
     if calls:
         out["tool_calls"] = calls
     else:
@@ -228,8 +238,7 @@ def _changed_id(written: dict[str, Any], shell: dict[str, Any]) -> None:
     knows when it gives an edited message a new id."""
     old = shell.get("id")
     if isinstance(old, str) and written != shell:
-        digest = hashlib.sha256(canonical_json(written).encode("utf-8")).hexdigest()[:8]
-        written["id"] = f"{old.split('~tt', 1)[0]}~tt{digest}"
+        written["id"] = f"{old.split('~tt', 1)[0]}~tt{digest(written)[:8]}"
 
 
 def _convert(message: Message, i: int) -> list[dict[str, Any]]:

@@ -6,6 +6,8 @@ from typing import Any, Unpack
 
 import pydantic
 from inspect_ai.model import ChatMessage, ChatMessageUser, CompactionResult, CompactionStrategy, Model
+from inspect_ai.model._model_info import get_model_input_tokens  # private, as is sample_state:
+from inspect_ai.solver._task_state import sample_state  # tracetrim[inspect] pins an Inspect with both
 from inspect_ai.tool import ToolInfo
 
 from tracetrim._scope import Scope
@@ -23,22 +25,13 @@ _MESSAGES: pydantic.TypeAdapter[list[ChatMessage]] = pydantic.TypeAdapter(list[C
 
 def _context_window(model: Model) -> int | None:
     """The model's input window as Inspect knows it (its model database; ``set_model_info`` overrides)."""
-    try:
-        from inspect_ai.model._model_info import get_model_input_tokens
-    except ImportError:  # a private helper: an Inspect without it leaves the budget to the strategy
-        return None
     window = get_model_input_tokens(model)
     return window if isinstance(window, int) else None
 
 
 def _sample_scope(model: Model) -> Scope:
     """``Scope("inspect", <model>, <sample id>-<epoch>)`` for the sample being run."""
-    try:
-        from inspect_ai.solver._task_state import sample_state
-    except ImportError:
-        state = None
-    else:
-        state = sample_state()
+    state = sample_state()
     session = f"{state.sample_id}-{state.epoch}" if state is not None else "default"
     return Scope("inspect", str(model), session)
 
@@ -51,7 +44,7 @@ class TracetrimCompaction(WindowedAdapter, CompactionStrategy):
     context window, or a number of tokens; Inspect's default 0.9) and continues from what it returns.
     The last message is protected; messages tracetrim changed get new ids (Inspect caches by id), the
     rest are the conversation's own objects. Each kept call keeps the tool message answering it, and a
-    reasoning part sent right before a call goes with it.
+    reasoning part sent right before a call stays right before it or goes with it.
 
     Where tracetrim adopts nothing (SHADOW, nothing worth removing, any failure), ``fallback`` (an
     Inspect strategy such as ``CompactionEdit()``) compacts instead; without one the conversation comes
