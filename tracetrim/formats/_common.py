@@ -99,6 +99,16 @@ def text_parts(parts: list[Any], fmt: str) -> list[Block]:
     return blocks
 
 
+def written_part(block: Block, fmt: str, provider: str, i: int, j: int) -> Any:
+    """The content part a block of `text_parts` came from: a text block as a bare text part, a raw
+    block of ``fmt`` as it was; anything else is `unsupported` by ``provider``."""
+    if block["type"] == "text":
+        return {"type": "text", "text": block["text"]}
+    if is_raw(block, fmt):
+        return copy.deepcopy(block["value"])
+    raise unsupported(provider, block, i, j)
+
+
 def result_output(
     content: Any, fmt: str, what: str, *, message: int, block: int | None = None
 ) -> str | list[Block]:

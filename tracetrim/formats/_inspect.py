@@ -152,11 +152,7 @@ def from_inspect(messages: Sequence[Any]) -> list[Message]:
 
 
 def _part(block: Block, i: int, j: int) -> Any:
-    if block["type"] == "text":
-        return {"type": "text", "text": block["text"]}
-    if common.is_raw(block, FORMAT):
-        return copy.deepcopy(block["value"])
-    raise common.unsupported("Inspect", block, i, j)
+    return common.written_part(block, FORMAT, "Inspect", i, j)
 
 
 def _tool_message(block: Block, shell: dict[str, Any], i: int, j: int) -> dict[str, Any]:

@@ -130,11 +130,7 @@ def from_openai_chat(messages: Sequence[Any]) -> list[Message]:
 
 
 def _chat_part(block: Block, i: int, j: int) -> Any:
-    if block["type"] == "text":
-        return {"type": "text", "text": block["text"]}
-    if common.is_raw(block, FORMAT):
-        return copy.deepcopy(block["value"])
-    raise common.unsupported("OpenAI chat", block, i, j)
+    return common.written_part(block, FORMAT, "OpenAI chat", i, j)
 
 
 def _tool_output(block: Block, i: int, j: int) -> str | list[Any]:
