@@ -10,7 +10,6 @@ import contextlib
 import json
 import logging
 import socket
-import statistics
 import threading
 import time
 from collections.abc import Iterator
@@ -162,50 +161,61 @@ def big_history(pairs: int, chars: int) -> list[dict[str, Any]]:
     return messages
 
 
-def test_healthz_answers_while_a_multi_megabyte_plan_runs() -> None:
-    """Before plans left the event loop, a multi-megabyte request held /healthz for as long as it planned."""
+class _HeldJudge(LearnedDecisionModel):
+    """The shipped judge, held inside its synchronous ``judge`` until the test releases it.
+
+    A stand-in only for a long plan's timing: while it waits it holds its thread as CPU-bound judging
+    does, so a server that judged on its event loop could answer nothing meanwhile."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.judging = threading.Event()
+        self.release = threading.Event()
+
+    def judge(self, view: Any) -> Any:
+        self.judging.set()
+        if not self.release.wait(60):
+            raise TimeoutError("the test never released the judge")
+        return super().judge(view)
+
+
+def test_healthz_answers_while_a_multi_megabyte_plan_is_judged() -> None:
+    """Before plans left the event loop, a multi-megabyte request held /healthz for as long as it planned.
+
+    Checked without timing: the judge is held mid-plan, and /healthz must answer meanwhile."""
     body = json.dumps(
         {
-            "messages": big_history(5000, 3000),  # long enough to plan for a second on a fast machine
+            "messages": big_history(1000, 3000),
             "eligible_tool_names": ["read_file"],
             "goal": "fix the test",
             "options": {"max_transcript_chars": 20_000_000},
         }
     ).encode()
-    assert len(body) > 6_000_000
-    with running(model=LearnedDecisionModel(), max_body_bytes=32 << 20) as server:
-        done = threading.Event()
+    assert len(body) > 3_000_000
+    judge = _HeldJudge()
+    with running(model=judge, max_body_bytes=32 << 20) as server:
         result: dict[str, Any] = {}
 
         def plan() -> None:
-            started = time.perf_counter()
             response = httpx.post(
                 f"{server.url}/v1/compact_context",
                 content=body,
                 headers={"Content-Type": "application/json"},
                 timeout=300,
             )
-            result["seconds"] = time.perf_counter() - started
             result["reason"] = response.json()["reason"]
-            done.set()
 
         worker = threading.Thread(target=plan)
         worker.start()
-        latencies = []
-        with httpx.Client() as client:
-            while not done.is_set():
-                started = time.perf_counter()
-                assert client.get(f"{server.url}/healthz").status_code == 200
-                latencies.append(time.perf_counter() - started)
-                time.sleep(0.02)
-        worker.join()
+        try:
+            assert judge.judging.wait(120), "the plan never reached its judge"
+            with httpx.Client(timeout=10) as client:
+                answers = [client.get(f"{server.url}/healthz").status_code for _ in range(3)]
+        finally:
+            judge.release.set()
+            worker.join()
+    assert answers == [200, 200, 200]
     assert result["reason"] == "SHADOW_PROPOSAL"
-    # On the loop, /healthz waited for most of the plan (1.1 s of a 1.8 s plan); off it, a small part.
-    # Relative to the plan's own time, so a busy machine slowing both does not fail it.
-    seen = (round(max(latencies), 3), round(statistics.median(latencies), 3), result)
-    assert len(latencies) >= 5, seen  # healthz answered many times during one plan
-    assert max(latencies) < 0.35 * result["seconds"], seen
-    assert statistics.median(latencies) < 0.25 * result["seconds"], seen  # the GIL is shared still
 
 
 def test_compressed_bodies_are_read_but_never_inflated_past_the_limit() -> None:
