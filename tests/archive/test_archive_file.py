@@ -7,6 +7,7 @@ import fcntl
 import os
 import signal
 import stat
+import traceback
 import warnings
 from pathlib import Path
 
@@ -200,8 +201,11 @@ def test_a_forked_child_can_save_large_snapshots(tmp_path: Path) -> None:
         try:
             asyncio.run(archive.save(SCOPE, make_history(30, seed=13, result_chars=60_000)))
         except BaseException:
+            (tmp_path / "child-error.txt").write_text(traceback.format_exc())
             os._exit(1)
         os._exit(0)
     _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
+    error = tmp_path / "child-error.txt"
+    # -14 is SIGALRM: the child's save hung
+    assert os.waitstatus_to_exitcode(status) == 0, error.read_text() if error.exists() else status
     assert len(asyncio.run(archive.list(SCOPE))) == 2
