@@ -1,6 +1,6 @@
 """Fuzz the planner with generated nasty histories and check every invariant (issue 15's attack, repeatable).
 
-Run: python benchmarks/fuzz.py [--examples 10000] [--seed 0]
+Run: python benchmarks/fuzz.py [--examples 10000] [--seed 0] [--formats]
 
 Each history (repeated message and call ids, results before calls, calls without results, non-text
 outputs, lone surrogates, call inputs nested thousands deep, metadata nested past the limit, huge
@@ -11,6 +11,11 @@ is broken (only whole pairs go), compact returns the adopted proposal or the ori
 original restores exactly and `rehydrate` gives it back. The generator and the checks are the ones
 ``tests/test_attack_properties.py`` runs at a CI-sized count. Prints a JSON summary; exits 1 on the
 first broken invariant (after hypothesis has shrunk it to a small example).
+
+With ``--formats`` it fuzzes the edge instead: every format's real or written files, broken in a few
+places, through ``tracetrim compact`` (``tests/_format_mutations.py``, which
+``tests/formats/test_formats_mutated.py`` runs at a CI-sized count): no traceback, no result that cannot
+be written, and an ENFORCE history written back reads again.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import argparse
 import collections
 import json
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -28,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests._attac
 from hypothesis import HealthCheck, given, seed, settings
 
 from tests._attack_fuzz import nasty_histories, run, settings_for_plan
+from tests._format_mutations import Seed, broken_files, check, compact_options
 
 
 def main() -> int:
@@ -35,7 +42,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--formats", action="store_true", help="fuzz the format readers and writers")
     args = parser.parse_args()
+    if args.formats:
+        return _formats(args.examples, args.seed)
     outcomes: collections.Counter[str] = collections.Counter()
     reasons: collections.Counter[str] = collections.Counter()
     failures: list[str] = []
@@ -76,6 +86,43 @@ def main() -> int:
         "elapsed_s": round(time.perf_counter() - started, 1),
         "counts": dict(sorted(outcomes.items())),
         "outcomes": dict(reasons.most_common()),
+    }
+    print(json.dumps(summary, indent=2, ensure_ascii=True))
+    return 0 if ok else 1
+
+
+def _formats(examples: int, seed_value: int) -> int:
+    """Broken files of every format through ``tracetrim compact``; a JSON summary, 1 on a failure."""
+    files: collections.Counter[str] = collections.Counter()
+    failures: list[str] = []
+
+    @seed(seed_value)
+    @settings(max_examples=examples, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(broken=broken_files(), options=compact_options())
+    def fuzz(broken: tuple[Seed, str], options: tuple[str, ...]) -> None:
+        files[broken[0].format] += 1
+        with tempfile.TemporaryDirectory() as tmp:
+            try:
+                problem = check(Path(tmp), *broken, options)
+            except Exception as exc:
+                problem = f"{type(exc).__name__}: {exc}"
+        if problem is not None:
+            failures.append(f"{broken[0].name}: {problem}")
+            raise AssertionError(problem)
+
+    started = time.perf_counter()
+    try:
+        fuzz()
+        ok = True
+    except Exception:  # the failure, or a group of them
+        ok = False
+    summary = {
+        "examples_asked": examples,
+        "files_fuzzed": sum(files.values()),
+        "broken": len(set(failures)),
+        "failures": sorted(set(failures))[:10],
+        "elapsed_s": round(time.perf_counter() - started, 1),
+        "by_format": dict(sorted(files.items())),
     }
     print(json.dumps(summary, indent=2, ensure_ascii=True))
     return 0 if ok else 1

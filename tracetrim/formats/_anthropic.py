@@ -25,7 +25,7 @@ _MAPPED = {
 
 def _block_from(part: Any, i: int, j: int, names: dict[str, str]) -> tuple[Block, dict[str, Any]]:
     part = common.require_dict(part, "a content block", message=i, block=j)
-    kind = part.get("type")
+    kind = common.tag(part.get("type"))
     if kind not in _MAPPED:
         return common.raw_block(FORMAT, copy.deepcopy(part)), {}
     extra = copy.deepcopy(common.extras(part, _MAPPED[kind]))

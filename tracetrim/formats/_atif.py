@@ -51,7 +51,11 @@ def _blocks(step: dict[str, Any], i: int) -> list[Block]:
         call_id = common.require_str(call.get("tool_call_id"), "tool_call_id", message=i, field="tool_calls")
         name = common.require_str(call.get("function_name"), "function_name", message=i, field="tool_calls")
         names[call_id] = name
-        arguments = common.dump_input(call.get("arguments", {}))
+        arguments = common.dump_input(
+            common.require_dict(
+                call.get("arguments", {}), "arguments", message=i, block=j, field="tool_calls"
+            )
+        )
         blocks.append(
             {"type": "tool_call", "id": call_id, "name": name, "input": arguments, "state": "finished"}
         )
@@ -123,8 +127,16 @@ def _step(message: Message, i: int) -> dict[str, Any]:
     thinking = [b["thinking"] for b in message["content"] if b["type"] == "thinking"]
     if thinking:
         step["reasoning_content"] = "\n\n".join(thinking)
-    calls_by_id = {c.get("tool_call_id"): c for c in meta.get("tool_calls") or [] if isinstance(c, dict)}
-    results_by_id = {r.get("source_call_id"): r for r in meta.get("results") or [] if isinstance(r, dict)}
+    calls_by_id = {
+        common.tag(c.get("tool_call_id")): c
+        for c in common.listed(meta.get("tool_calls"))
+        if isinstance(c, dict)
+    }
+    results_by_id = {
+        common.tag(r.get("source_call_id")): r
+        for r in common.listed(meta.get("results"))
+        if isinstance(r, dict)
+    }
     calls: list[Any] = []
     results: list[Any] = []
     for j, block in enumerate(message["content"]):

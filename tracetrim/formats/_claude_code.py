@@ -15,7 +15,7 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
-from tracetrim._snapshot import Message
+from tracetrim._snapshot import Message, SnapshotError
 from tracetrim.formats._anthropic import from_anthropic, to_anthropic
 from tracetrim.formats._carrier import CarrierRun, carried
 from tracetrim.formats._common import attach_meta, format_meta, require_dict, require_sequence, tag
@@ -82,7 +82,7 @@ def from_claude_code(entries: Sequence[Any]) -> list[Message]:
             continue
         shell = {k: (_PLACE if k == "message" else copy.deepcopy(v)) for k, v in entry.items()}
         meta: dict[str, Any] = {"entry": shell, "order": order_of(entry["message"])}
-        if entry.get("parentUuid") in uuids:
+        if tag(entry.get("parentUuid")) in uuids:
             meta["chained"] = True
         if isinstance(entry.get("uuid"), str) and entry["uuid"]:
             neutral["id"] = entry["uuid"]
@@ -113,16 +113,19 @@ def to_claude_code(messages: Sequence[Any]) -> list[Any]:
 
     Carried lines come back as they were; each other message becomes its entry again with the
     message written by `to_anthropic`. A message with no entry of its own (added by a host) becomes a
-    plain entry of its role. Where compaction removed an entry, the next one's ``parentUuid`` points
-    at the entry before it.
+    plain entry of its role; a system message, which no session entry holds, is refused. Where
+    compaction removed an entry, the next one's ``parentUuid`` points at the entry before it.
     """
     kinds: list[tuple[str, Any]] = []
     live: list[Message] = []
-    for message in messages:
+    for i, message in enumerate(messages):
         value = carried(message, FORMAT) if isinstance(message, dict) else None
         if value is not None:
             kinds.append(("carried", value))
         else:
+            if isinstance(message, dict) and message.get("role") == "system":
+                # Claude Code keeps its system prompt out of the session: no entry could carry it
+                raise SnapshotError("a Claude Code session holds no system messages", message=i, field="role")
             kinds.append(("live", len(live)))
             live.append(message)
     written = to_anthropic(live)["messages"] if live else []

@@ -272,6 +272,12 @@ def tag(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def listed(value: Any) -> list[Any]:
+    """``value`` when it is a list, else an empty one: a list field kept from a hostile file (an object
+    or a number where the format has a list) reads as holding nothing rather than fail a loop."""
+    return value if isinstance(value, list) else []
+
+
 def recorded(block: Block, key: str) -> dict[str, Any]:
     """What a converter recorded on ``block`` under ``key`` (its format's block extras), else empty."""
     value = block.get(key)

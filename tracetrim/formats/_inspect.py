@@ -204,7 +204,9 @@ def _placed_reasoning(parts: list[Block], shell: dict[str, Any], calls: list[Any
 
 def _assistant_like(message: Message, shell: dict[str, Any], i: int) -> dict[str, Any]:
     out = copy.deepcopy(shell) if shell else {"role": message["role"]}
-    original_calls = {c.get("id"): c for c in shell.get("tool_calls") or [] if isinstance(c, dict)}
+    original_calls = {
+        common.tag(c.get("id")): c for c in common.listed(shell.get("tool_calls")) if isinstance(c, dict)
+    }
     parts: list[Block] = []
     calls: list[Any] = []
     for j, block in enumerate(message["content"]):

@@ -92,8 +92,10 @@ def from_ollama(messages: Sequence[Any]) -> list[Message]:
             if content:
                 blocks.append({"type": "text", "text": content})
             calls = message.get("tool_calls")
+            if calls is not None and not isinstance(calls, list):
+                raise SnapshotError("tool_calls must be a list", message=i, field="tool_calls")
             invented: list[str] = []
-            for j, call in enumerate(calls if isinstance(calls, list) else []):
+            for j, call in enumerate(calls or []):
                 function = _function(call) if role == "assistant" else None
                 if function is None:
                     blocks.append(common.raw_block(FORMAT, copy.deepcopy(call)))
@@ -134,7 +136,7 @@ def _tool(block: Block, shell: dict[str, Any], i: int, j: int) -> dict[str, Any]
 
 def _read_calls(shell: dict[str, Any], invented: Sequence[str]) -> dict[str | None, dict[str, Any]]:
     """The Ollama calls a message was read with, by the id each got (its own, or the invented one)."""
-    calls = [c for c in shell.get("tool_calls") or [] if _function(c) is not None]
+    calls = [c for c in common.listed(shell.get("tool_calls")) if _function(c) is not None]
     ids = iter(invented)
     return {(c["id"] if isinstance(c.get("id"), str) and c["id"] else next(ids, None)): c for c in calls}
 

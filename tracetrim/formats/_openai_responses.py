@@ -17,9 +17,9 @@ _ROLES = {"user": "user", "assistant": "assistant", "system": "system", "develop
 
 def _reasoning_text(item: dict[str, Any]) -> str:
     """The thinking text of a reasoning item: its summary, else its raw reasoning content."""
-    texts = [p.get("text", "") for p in item.get("summary") or [] if isinstance(p, dict)]
+    texts = [p.get("text", "") for p in common.listed(item.get("summary")) if isinstance(p, dict)]
     if not texts:
-        texts = [p.get("text", "") for p in item.get("content") or [] if isinstance(p, dict)]
+        texts = [p.get("text", "") for p in common.listed(item.get("content")) if isinstance(p, dict)]
     return "\n\n".join(t for t in texts if isinstance(t, str))
 
 

@@ -50,8 +50,9 @@ def is_openhands_event(event: Any) -> bool:
 def _texts(parts: Any) -> list[str] | None:
     if not isinstance(parts, list):
         return None
-    texts = [p.get("text") for p in parts if isinstance(p, dict) and p.get("type") == "text"]
-    return [t for t in texts if isinstance(t, str)] if len(texts) == len(parts) else None
+    if all(isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str) for p in parts):
+        return [p["text"] for p in parts]
+    return None  # anything but text parts: the event is kept as it is, never judged
 
 
 def _forgotten(events: Sequence[dict[str, Any]]) -> set[Any]:
@@ -143,9 +144,11 @@ def from_openhands(events: Sequence[Any]) -> list[Message]:
                 if texts is not None and llm.get("role") in ("user", "assistant", "system"):
                     role = llm["role"]
                     blocks = [{"type": "text", "text": t} for t in texts]
-        if blocks is None:
+        if not blocks:  # None, or a message with no text at all
             run.hold(event)
             continue
+        if "id" not in event:
+            raise SnapshotError("an OpenHands event must have an id", message=i, field="id")
         neutral = {"id": str(event["id"]), "role": role, "content": blocks}
         meta: dict[str, Any] = {"event": event}
         if blocks[0]["type"] == "tool_result":

@@ -268,7 +268,9 @@ def _without(event: dict[str, Any], gone: set[str], said: str) -> dict[str, Any]
         return event
     calls = message.get("tool_calls")
     if isinstance(calls, list):
-        message["tool_calls"] = [c for c in calls if not (isinstance(c, dict) and c.get("id") in gone)]
+        message["tool_calls"] = [
+            c for c in calls if not (isinstance(c, dict) and common.tag(c.get("id")) in gone)
+        ]
         metadata = event["tool_call_metadata"]
         if isinstance(metadata.get("total_calls_in_response"), int):
             metadata["total_calls_in_response"] = len(message["tool_calls"])

@@ -45,11 +45,11 @@ def _part_to_block(part: dict[str, Any]) -> tuple[Block, dict[str, Any]]:
         }
     if kind == "tool-call":
         extra = {k: v for k, v in part.items() if k not in ("tool_name", "args", "tool_call_id")}
-        args = part["args"]
+        args = part.get("args")  # optional in pydantic-ai: a call without arguments may leave it out
         if isinstance(args, str):
             tool_input = args
         else:
-            extra["args_form"] = "none" if args is None else "dict"
+            extra["args_form"] = "absent" if "args" not in part else "none" if args is None else "dict"
             tool_input = common.dump_input({} if args is None else args)
         return {
             "type": "tool_call",
@@ -227,15 +227,12 @@ def _block_to_part(
                 args = strict_loads(block["input"])
             except ValueError:
                 form = None
-            if form == "none" and args == {}:
+            if form in ("none", "absent") and args == {}:
                 args = None
-        return {
-            **extra,
-            "part_kind": "tool-call",
-            "tool_name": block["name"],
-            "args": args,
-            "tool_call_id": block["id"],
-        }
+        written = {**extra, "part_kind": "tool-call", "tool_name": block["name"], "args": args}
+        if form == "absent" and args is None:
+            del written["args"]
+        return {**written, "tool_call_id": block["id"]}
     if btype == "tool_result":
         if extra.get("part_kind") not in (None, "tool-return", "retry-prompt"):
             extra = {}

@@ -102,8 +102,14 @@ class HistoryFormat:
 
     def read(self, messages: Sequence[Any], fields: Mapping[str, Any] | None = None) -> list[Message]:
         """``messages`` in this format as neutral messages; ``fields`` are the file's other keys (Anthropic's
-        ``system``). Bad input raises `SnapshotError` naming the place; ``neutral`` is checked later."""
-        return self.reader(messages, fields or {})
+        ``system``). Bad input raises `SnapshotError` naming the place; ``neutral`` is checked later.
+
+        What this format's writer could not give back (a Bedrock ``toolUse`` in a user turn, which
+        Bedrock refuses too) is refused here, so no file is taken in that no answer could be written
+        for: whatever a plan keeps of it, every kept message is writable."""
+        neutral = self.reader(messages, fields or {})
+        self.writer(neutral)
+        return neutral
 
     def write(self, messages: Sequence[Any]) -> dict[str, Any]:
         """Neutral ``messages`` as this format's fields: ``{"messages": [...]}``, plus ``system`` for

@@ -75,7 +75,7 @@ def _answers_agent(tool: Any, agent_calls: set[str]) -> bool:
     return (
         isinstance(tool, dict)
         and tool.get("requestor", "assistant") == "assistant"
-        and tool.get("id") in agent_calls
+        and common.tag(tool.get("id")) in agent_calls
     )
 
 
@@ -181,7 +181,11 @@ def _convert(message: Message, i: int) -> list[dict[str, Any]]:
     calls: list[Any] = []
     for j, block in enumerate(message["content"]):
         if block["type"] == "tool_call":
-            previous = {c.get("id"): c for c in shell.get("tool_calls") or [] if isinstance(c, dict)}
+            previous = {
+                common.tag(c.get("id")): c
+                for c in common.listed(shell.get("tool_calls"))
+                if isinstance(c, dict)
+            }
             call = copy.deepcopy(previous.get(block["id"], {"id": block["id"], "name": block["name"]}))
             call.update(
                 {"id": block["id"], "name": block["name"], "arguments": common.parse_input(block, i, j)}
