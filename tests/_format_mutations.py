@@ -7,8 +7,9 @@ mutation deletes a key or a list entry, duplicates or swaps entries, or puts a v
 (or another string of the file, so ids collide) somewhere. `check` runs ``tracetrim compact`` on the
 result in process and says what broke: an exception escaping the command (a reader or writer meeting
 a shape it did not expect, where the user must get an error naming the place), an answer that is not
-writable ("the result cannot be written"), or an ENFORCE history written back that its own format
-no longer reads.
+writable ("the result cannot be written"), an ENFORCE history written back that its own format no
+longer reads, or an archived original that ``tracetrim restore --format sent`` does not give back
+as the very text that was sent.
 """
 
 from __future__ import annotations
@@ -190,8 +191,14 @@ def check(tmp: Path, seed: Seed, text: str, options: tuple[str, ...]) -> str | N
     if code != 0 or "--all" in options:
         return None
     if options[options.index("--emit") + 1] != "history":
-        if json.loads(out)["reason"] == "INTERNAL_ERROR":
+        result = json.loads(out)
+        if result["reason"] == "INTERNAL_ERROR":
             return f"an internal error: {out[:500]}"
+        if not result["changed"] or seed.runs:  # one run of a file of many is not sent (docs/archives.md)
+            return None
+        code, sent, err = _run(["restore", result["archive_ref"], *archive, "--format", "sent"])
+        if code != 0 or sent != text:
+            return f"the archived original does not restore as sent: {err.strip()}"
         return None
     again = tmp / ("again.jsonl" if seed.lines else "again.json")
     again.write_text(out, encoding="utf-8")

@@ -1,5 +1,6 @@
 """Real agent files broken in a few places: ``tracetrim compact`` answers each with a result or an
-error naming the place, never a traceback, and what it writes back reads again.
+error naming the place, never a traceback; what it writes back reads again, and an archived original
+comes back from ``tracetrim restore --format sent`` as the text that was sent.
 
 `tests/_format_mutations.py` has the seeds, the mutations and the check; ``benchmarks/fuzz.py
 --formats`` runs the same property over many more files."""

@@ -26,6 +26,7 @@ from tracetrim.archive._calls import calls_history
 from tracetrim.cli._archive_args import add_archive_arguments, with_archive
 from tracetrim.cli._arg_types import non_negative_float, non_negative_int
 from tracetrim.cli._errors import CliError
+from tracetrim.cli._stdout import write_bytes
 from tracetrim.formats import HISTORY_FORMATS
 
 SENT = "sent"
@@ -91,9 +92,7 @@ def _restore(args: argparse.Namespace) -> int:
 
     restored = asyncio.run(with_archive(args, restore))
     if isinstance(restored, SentDocument):  # byte for byte, as it was sent
-        sys.stdout.flush()
-        sys.stdout.buffer.write(restored.data)
-        sys.stdout.buffer.flush()
+        write_bytes(restored.data)
         return 0
     _print_json(restored, f"snapshot {ref}")
     return 0

@@ -19,6 +19,7 @@ from tracetrim.cli._input import HistoryFile, announce_formats, read_histories
 from tracetrim.cli._model_options import add_model_arguments, model_from_args
 from tracetrim.cli._records import add_records_argument, records_observer
 from tracetrim.cli._settings import add_config_arguments, build_config
+from tracetrim.cli._stdout import write_bytes
 from tracetrim.cli._summary import RunSummary
 from tracetrim.cli._whole import default_name, render, whole_file
 from tracetrim.compactor import CompactionRequest, Compactor, ExecutionOptions, Mode, Outcome, Reason
@@ -186,17 +187,6 @@ def _output(args: argparse.Namespace, document: dict[str, Any], history: History
     return data, name if name.endswith(".json") else f"{name}.json"
 
 
-def _write_stdout(data: bytes) -> None:
-    """``data`` on stdout as the bytes they are (a stdout replaced by a text stream gets their text)."""
-    stream = getattr(sys.stdout, "buffer", None)
-    if stream is None:
-        sys.stdout.write(data.decode("utf-8"))
-        return
-    sys.stdout.flush()  # what was written as text before goes first
-    stream.write(data)
-    stream.flush()
-
-
 def _unique(name: str, taken: set[str]) -> str:
     """``name``, or ``name`` with ``-2``, ``-3``... before its suffixes when an earlier input took it
     (a/x.json and b/x.json must not overwrite each other)."""
@@ -254,7 +244,7 @@ def run(args: argparse.Namespace) -> int:
                 failed.append((history.source, outcome.detail))
             data, name = _output(args, document, history)
             if out_dir is None:
-                _write_stdout(data)
+                write_bytes(data)
                 continue
             path = out_dir / _unique(name, names)
             try:
