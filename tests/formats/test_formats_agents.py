@@ -47,6 +47,7 @@ FILES = [
     ("request_responses.json", "responses-request", ("read_file", "run")),
     ("adk_session.json", "adk", ("read_file",)),
     ("inspect_log.json", "inspect", ("read_file", "run")),
+    ("opencode_session.json", "opencode", ("read", "bash")),
 ]
 IDS = [f[1] for f in FILES]
 

@@ -97,6 +97,7 @@ def test_the_table_covers_every_format_and_its_views_agree() -> None:
         "adk",
         "openhands",
         "openhands-v0",
+        "opencode",
         "atif",
     ]
     assert set(READERS) == set(HISTORY_FORMATS)

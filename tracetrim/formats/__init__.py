@@ -18,6 +18,7 @@ from tracetrim.formats._mini_swe_agent import from_mini_swe_agent, load_mini_swe
 from tracetrim.formats._ollama import from_ollama, to_ollama
 from tracetrim.formats._openai_chat import from_openai_chat, to_openai_chat
 from tracetrim.formats._openai_responses import from_openai_responses, to_openai_responses
+from tracetrim.formats._opencode import from_opencode, to_opencode
 from tracetrim.formats._openhands import from_openhands, to_openhands
 from tracetrim.formats._openhands_v0 import from_openhands_v0, to_openhands_v0
 from tracetrim.formats._pydantic_ai import (
@@ -70,6 +71,7 @@ __all__ = [
     "from_ollama",
     "from_openai_chat",
     "from_openai_responses",
+    "from_opencode",
     "from_openhands",
     "from_openhands_v0",
     "from_pydantic_ai",
@@ -96,6 +98,7 @@ __all__ = [
     "to_ollama",
     "to_openai_chat",
     "to_openai_responses",
+    "to_opencode",
     "to_openhands",
     "to_openhands_v0",
     "to_pydantic_ai",

@@ -38,6 +38,7 @@ from tracetrim.formats._mini_swe_agent import ACTION_REGEX, EXIT_ROLE, from_mini
 from tracetrim.formats._ollama import from_ollama, is_ollama_message, to_ollama
 from tracetrim.formats._openai_chat import from_openai_chat, to_openai_chat
 from tracetrim.formats._openai_responses import from_openai_responses, to_openai_responses
+from tracetrim.formats._opencode import from_opencode, is_opencode_message, to_opencode
 from tracetrim.formats._openhands import from_openhands, is_openhands_event, to_openhands
 from tracetrim.formats._openhands_v0 import from_openhands_v0, is_openhands_v0_event, to_openhands_v0
 from tracetrim.formats._pydantic_ai import from_pydantic_ai_json, is_pydantic_ai_message, to_pydantic_ai_json
@@ -306,6 +307,13 @@ _TABLE = (
         messages_key="history",
     ),
     HistoryFormat(
+        "opencode",
+        "an OpenCode session (opencode export: messages of parts, a tool part a call and its result; "
+        "what its own compaction hid kept in place)",
+        _body(_one_arg(from_opencode), after=("info",)),
+        _body_writer(_messages_only(to_opencode)),
+    ),
+    HistoryFormat(
         "atif",
         "an ATIF trajectory (Harbor's agent trajectory format: steps with tool_calls and observations)",
         lambda steps, fields: from_atif(steps, fields),
@@ -422,6 +430,8 @@ def _whole_list(data: Sequence[Any]) -> str | None:
         return "adk"
     if all(is_atif_step(item) for item in items):
         return "atif"
+    if all(is_opencode_message(item) for item in items):
+        return "opencode"
     if any(is_claude_code_entry(item) for item in items) and not any("role" in item for item in items):
         return "claude-code"
     return None
@@ -539,6 +549,8 @@ def detect_format(data: Any) -> str:
             raise _unsupported(data)
         if messages and all(is_gemini_cli_record(m) for m in messages):
             return "gemini-cli"
+        if messages and all(is_opencode_message(m) for m in messages):
+            return "opencode"
         if "task_id" in data or any(is_tau2_message(m) for m in messages):
             return "tau2"
         if is_inspect_sample(data):
