@@ -1,5 +1,6 @@
-"""The real OpenCode CLI (``opencode-ai``, pinned in ``tests/js``) run offline: a scripted task against the
-Anthropic Messages stub (`tests._api_stub`), its session exported, a session imported and resumed.
+"""The real OpenCode CLI (its Linux x64 binary package ``opencode-linux-x64``, pinned in ``tests/js``) run
+offline: a scripted task against the Anthropic Messages stub (`tests._api_stub`), its session exported, a
+session imported and resumed.
 
 Each run gets its own home (``XDG_*`` folders), so nothing reaches the user's OpenCode. Run this file to
 write ``tests/data/agents/opencode_session.json`` again: ``python tests/_opencode_runs.py``.
@@ -18,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests._api_stub import api_stub, run_agent
 
-CLI = Path(__file__).parent / "js" / "node_modules" / ".bin" / "opencode"
+CLI = Path(__file__).parent / "js" / "node_modules" / "opencode-linux-x64" / "bin" / "opencode"
 FIXTURE = Path(__file__).parent / "data" / "agents" / "opencode_session.json"
 MODEL = "anthropic/claude-sonnet-4-5"
 

@@ -1,5 +1,5 @@
 """OpenCode itself writes a session and goes on with the one tracetrim writes back: the real CLI
-(``opencode-ai``, pinned in ``tests/js``) runs a scripted task (a file read and shell commands on real
+(``opencode-linux-x64``, pinned in ``tests/js``) runs a scripted task (a file read and shell commands on real
 files), its session is exported, compacted, imported again (``opencode import``) and resumed
 (``opencode run --session``). The Anthropic request OpenCode then sends keeps the Messages API's rules:
 every ``tool_use`` answered by a ``tool_result`` in the next message, no result without its call; every
@@ -26,7 +26,7 @@ from tracetrim.formats import HISTORY_FORMATS, detect_format
 
 def _cli() -> None:
     if not CLI.exists():
-        service_unavailable("OpenCode is not installed (npm ci --prefix tests/js)")
+        service_unavailable("OpenCode is not installed (npm ci --prefix tests/js, on Linux x64)")
 
 
 def _written(document: dict[str, Any], plan: dict[str, Any] | None) -> dict[str, Any]:
