@@ -7,6 +7,7 @@ comes back from ``tracetrim restore --format sent`` as the text that was sent.
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -14,7 +15,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 
 from tests._format_mutations import Seed, broken_files, check, compact_options, seeds
-from tracetrim.formats import HISTORY_FORMATS
+from tracetrim.formats import HISTORY_FORMATS, JsonLines
+from tracetrim.formats._common import ValidatedHistory
 
 EXAMPLES = int(os.environ.get("TRACETRIM_FUZZ_EXAMPLES", "400"))
 
@@ -31,3 +33,19 @@ def test_broken_files_are_compacted_or_refused_by_name(
     seed, text = broken
     with tempfile.TemporaryDirectory() as tmp:
         assert check(Path(tmp), seed, text, options) is None, seed.name
+
+
+def test_writers_leave_the_messages_they_write_unchanged() -> None:
+    """`HistoryFormat.read` has the writer check what was read without a copy of its own."""
+    for seed in seeds():
+        if seed.runs:
+            continue
+        value = seed.value()
+        fmt = HISTORY_FORMATS[seed.format]
+        messages, fields = (value, {}) if isinstance(value, list) else (value[fmt.messages_key], value)
+        if seed.lines:
+            messages = JsonLines(messages)
+        neutral = fmt.read(messages, {k: v for k, v in fields.items() if k != fmt.messages_key})
+        before = json.dumps(neutral, sort_keys=True)
+        fmt.write(ValidatedHistory(neutral))
+        assert json.dumps(neutral, sort_keys=True) == before, seed.name

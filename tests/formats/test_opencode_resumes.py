@@ -95,12 +95,17 @@ def test_a_session_opencode_exports_reads_and_writes_back_as_exported(
     ]
 
 
-@pytest.mark.parametrize("plan", sorted(RESUME_PLANS))
+PLANS = {**RESUME_PLANS, "drop-all-silently": {"actions": ["drop_call"], "tombstones": False, "recent": 1}}
+"""The agents' resume plans, and every pair dropped without tombstones: assistant messages left with only
+their step parts, which OpenCode does not send."""
+
+
+@pytest.mark.parametrize("plan", sorted(PLANS))
 def test_opencode_resumes_what_tracetrim_writes(
     plan: str, written_by_opencode: dict[str, Any], tmp_path: Path
 ) -> None:
     document = written_by_opencode
-    written = _written(document, RESUME_PLANS[plan])
+    written = _written(document, PLANS[plan])
     assert (written == document) == (plan == "as-read")
     sent = resumed(document, tmp_path / "before")
     after = resumed(written, tmp_path / "after")

@@ -9,7 +9,7 @@ from typing import Any
 import attrs
 
 from tracetrim._errors import TracetrimError
-from tracetrim._snapshot import Message, SnapshotError
+from tracetrim._snapshot import Message, SnapshotError, check_messages
 from tracetrim.formats._adk import from_adk, is_adk_event, is_adk_session, to_adk
 from tracetrim.formats._ai_sdk import from_ai_sdk, is_ai_sdk_part, to_ai_sdk
 from tracetrim.formats._anthropic import from_anthropic, to_anthropic
@@ -17,7 +17,7 @@ from tracetrim.formats._atif import from_atif, is_atif_step, to_atif
 from tracetrim.formats._bedrock import from_bedrock, is_bedrock_block, to_bedrock
 from tracetrim.formats._claude_code import from_claude_code, is_claude_code_entry, to_claude_code
 from tracetrim.formats._codex import from_codex, is_codex_rollout, to_codex
-from tracetrim.formats._common import require_sequence, tag
+from tracetrim.formats._common import ValidatedHistory, require_sequence, tag
 from tracetrim.formats._gemini import GEMINI_SYSTEM, from_gemini, is_gemini_content, to_gemini
 from tracetrim.formats._gemini_cli import (
     from_gemini_cli,
@@ -109,7 +109,12 @@ class HistoryFormat:
         Bedrock refuses too) is refused here, so no file is taken in that no answer could be written
         for: whatever a plan keeps of it, every kept message is writable."""
         neutral = self.reader(messages, fields or {})
-        self.writer(neutral)
+        if self.name == "neutral":
+            return neutral  # read and written as they are; the runner reports an invalid one as an outcome
+        # Checked for shape only and written as it is: validating and copying would encode the whole
+        # history once more, and the caller validates what it goes on with. Writers leave it unchanged.
+        check_messages(neutral)
+        self.writer(ValidatedHistory(neutral))
         return neutral
 
     def write(self, messages: Sequence[Any]) -> dict[str, Any]:
