@@ -76,13 +76,17 @@ def session_opencode_writes(home: Path) -> dict[str, Any]:
     return document
 
 
-def resumed(document: dict[str, Any], home: Path) -> list[dict[str, Any]]:
-    """The Anthropic messages OpenCode sends when it imports ``document`` and goes on with it."""
+def resumed(document: dict[str, Any], home: Path, *, replacing: bool = False) -> list[dict[str, Any]]:
+    """The Anthropic messages OpenCode sends when it imports ``document`` and goes on with it; with
+    ``replacing``, into the ``home`` whose session it compacts, deleting that session first (an import
+    adds and updates parts, it never removes one)."""
     work = home / "work"
-    work.mkdir(parents=True)
+    work.mkdir(parents=True, exist_ok=True)
     path = home / "session.json"
     path.write_text(json.dumps(document), encoding="utf-8")
     with api_stub() as stub:
+        if replacing:
+            opencode(home, work, stub, "session", "delete", document["info"]["id"])
         opencode(home, work, stub, "import", str(path))
         opencode(home, work, stub, "run", "-m", MODEL, "--session", document["info"]["id"], "Go on.")
         bodies = [

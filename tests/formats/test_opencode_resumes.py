@@ -122,3 +122,17 @@ def test_the_fixture_is_a_session_opencode_wrote() -> None:
     document = json.loads(FIXTURE.read_text(encoding="utf-8"))
     assert document["info"]["version"] and detect_format(document) == "opencode"
     assert _written(document, None) == document
+
+
+def test_a_compacted_session_replaces_its_original_in_place(tmp_path: Path) -> None:
+    """The flow a user runs: export, compact, delete the session, import the compacted one into the
+    same OpenCode, go on: the dropped calls are no longer sent, their tombstones are."""
+    _cli()
+    home = tmp_path / "run"
+    document = session_opencode_writes(home)
+    sent = resumed(document, tmp_path / "elsewhere")
+    written = _written(document, PLANS["drop-all"])
+    after = resumed(written, home, replacing=True)
+    _check(after, sent)
+    assert not _blocks(after, "tool_use") and not _blocks(after, "tool_result")
+    assert json.dumps(after).count("[tracetrim: dropped") == 3
