@@ -103,3 +103,13 @@ def test_a_pruned_tool_part_is_kept_as_it_is() -> None:
     neutral = SHAPE.read(document["messages"], {"info": document["info"]})
     assert "toolu_01" not in [b.get("id") for m in neutral for b in m["content"] if b["type"] == "tool_call"]
     assert SHAPE.write_document(neutral) == document
+
+
+def test_a_summary_not_finished_hides_nothing_yet() -> None:
+    document = _compacted_before(_session())
+    summary = document["messages"][-3]["info"]
+    assert summary["summary"] is True
+    del summary["finish"]
+    neutral = SHAPE.read(document["messages"], {"info": document["info"]})
+    judged = [b["id"] for m in neutral for b in m["content"] if b["type"] == "tool_call"]
+    assert judged == ["toolu_01", "toolu_02", "toolu_03", "toolu_later"]

@@ -47,12 +47,15 @@ def is_opencode_message(item: Any) -> bool:
 
 
 def _live_from(messages: Sequence[Any]) -> int:
-    """Where what the model sees begins: the last user message holding a ``compaction`` part that an
-    assistant ``summary`` message answers (OpenCode's own compaction), else the start."""
+    """Where what the model sees begins: the last user message holding a ``compaction`` part that a
+    finished assistant ``summary`` message answers (OpenCode's own compaction), else the start."""
     answered = {
         m["info"].get("parentID")
         for m in messages
-        if m["info"].get("role") == "assistant" and m["info"].get("summary") is True
+        if m["info"].get("role") == "assistant"
+        and m["info"].get("summary") is True
+        and m["info"].get("finish")  # a summary still streaming, or one that failed, hides nothing yet
+        and not m["info"].get("error")
     }
     start = 0
     for i, message in enumerate(messages):
