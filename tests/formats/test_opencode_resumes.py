@@ -32,9 +32,7 @@ def _cli() -> None:
 def _written(document: dict[str, Any], plan: dict[str, Any] | None) -> dict[str, Any]:
     shape = HISTORY_FORMATS["opencode"]
     neutral = shape.read(document["messages"], {"info": document["info"]})
-    return shape.write_document(compact(neutral, plan) if plan is not None else neutral) | {
-        "info": document["info"]
-    }
+    return shape.write_document(compact(neutral, plan) if plan is not None else neutral)
 
 
 def _blocks(messages: list[dict[str, Any]], kind: str) -> dict[str, dict[str, Any]]:

@@ -87,14 +87,15 @@ def _tool_blocks(part: dict[str, Any], i: int, j: int) -> list[Block]:
     )
     status = common.tag(state.get("status"))
     field = "output" if status == "completed" else "error" if status == "error" else None
-    shell = {**part, "state": _held(state, field) if field else copy.deepcopy(state)}
+    held = _held(state, field) if field else copy.deepcopy(state)
+    shell = {k: (held if k == "state" else copy.deepcopy(v)) for k, v in part.items()}
     call: Block = {
         "type": "tool_call",
         "id": call_id,
         "name": name,
         "input": common.dump_input(tool_input),
         "state": "finished",
-        BLOCK_EXTRAS: {"part": copy.deepcopy(shell)},
+        BLOCK_EXTRAS: {"part": shell},
     }
     if field is None:
         return [call]  # pending or running: a call with no result yet

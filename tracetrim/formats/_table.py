@@ -97,6 +97,9 @@ class HistoryFormat:
     writer: _Writer = attrs.field(validator=attrs.validators.is_callable())
     messages_key: str = "messages"
     default_tools: tuple[str, ...] = ()
+    checked_on_read: bool = True
+    """Whether `read` has the writer check what was read; off for the neutral format, which reads and
+    writes messages as they are and whose runner reports an invalid history as an outcome."""
     provider_fields: tuple[str, ...] = ()
     """Top-level keys the format uses for itself where tracetrim reads a request field of the same
     name (an Ollama body's ``options``): kept with the file, never read as tracetrim's."""
@@ -109,8 +112,8 @@ class HistoryFormat:
         Bedrock refuses too) is refused here, so no file is taken in that no answer could be written
         for: whatever a plan keeps of it, every kept message is writable."""
         neutral = self.reader(messages, fields or {})
-        if self.name == "neutral":
-            return neutral  # read and written as they are; the runner reports an invalid one as an outcome
+        if not self.checked_on_read:
+            return neutral
         # Checked for shape only and written as it is: validating and copying would encode the whole
         # history once more, and the caller validates what it goes on with. Writers leave it unchanged.
         check_messages(neutral)
@@ -168,6 +171,7 @@ _TABLE = (
         "tracetrim's neutral snapshot (AgentScope 2.x messages with content blocks)",
         _neutral,
         _messages_only(list),
+        checked_on_read=False,
     ),
     HistoryFormat(
         "openai",
