@@ -117,7 +117,7 @@ def _at(value: Any, path: tuple[Any, ...]) -> Any:
     return value
 
 
-def _mutate(value: Any, data: st.DataObject) -> Any:
+def mutate(value: Any, data: st.DataObject) -> Any:
     """``value`` (owned) with one to three places broken."""
     strings = [s for p in _paths(value) if isinstance(s := _at(value, p), str) and len(s) < 40]
     for _ in range(data.draw(st.integers(1, 3))):
@@ -145,7 +145,7 @@ def _mutate(value: Any, data: st.DataObject) -> Any:
 def broken_files(draw: st.DrawFn) -> tuple[Seed, str]:
     """A seed and its text with one to three places broken."""
     seed = draw(st.sampled_from(seeds()))
-    return seed, seed.dumped(_mutate(seed.value(), draw(st.data())))
+    return seed, seed.dumped(mutate(seed.value(), draw(st.data())))
 
 
 @st.composite

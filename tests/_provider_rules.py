@@ -383,7 +383,9 @@ def gemini_cli_resumed(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     converts records, gemini-cli-core 0.61 ``convertSessionToClientHistory``): a user record is a user
     turn; a gemini record a model turn of its text and ``functionCall`` parts (its content alone where
     that holds calls or thoughts: a record the CLI synced from its history), then a user turn of its
-    calls' result parts; info, error and warning records are not sent."""
+    calls' result parts; info, error and warning records are not sent. Turns of one role in a row are
+    then joined, as the CLI joins them before it sends (``coalesceConsecutiveRoles``, "to prevent 400
+    Bad Request errors"): a user record after a record's results is one user turn with them."""
     contents: list[dict[str, Any]] = []
     for record in records:
         text = record["content"] if isinstance(record["content"], str) else None
@@ -401,7 +403,13 @@ def gemini_cli_resumed(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             answers = [part for c in calls for part in c.get("result") or []]
             if answers:
                 contents.append({"role": "user", "parts": answers})
-    return {"contents": contents}
+    joined: list[dict[str, Any]] = []
+    for content in contents:
+        if joined and joined[-1]["role"] == content["role"]:
+            joined[-1] = {**joined[-1], "parts": [*joined[-1]["parts"], *content["parts"]]}
+        else:
+            joined.append(content)
+    return {"contents": joined}
 
 
 def check_gemini_cli(records: Sequence[Mapping[str, Any]], sent: Sequence[Mapping[str, Any]]) -> None:

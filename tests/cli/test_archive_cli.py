@@ -63,6 +63,26 @@ def test_restore_prints_chosen_calls(saved: Saved, capsys: pytest.CaptureFixture
     assert printed[1]["result"] == history[2]["content"][0]
 
 
+@pytest.mark.parametrize("name", ["claude-code", "codex", "gemini-cli"])
+def test_restore_writes_a_session_format_as_its_json_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    """An archived history from elsewhere, restored as an agent's session, is printed as the agent keeps
+    the file (one JSON value a line) and reads back as that format with every call and result."""
+    from tests._foreign_histories import foreign_histories, said
+    from tracetrim.formats import HISTORY_FORMATS, parse_history_text
+
+    history = foreign_histories()["agentscope"]
+    ref = asyncio.run(FileArchive(tmp_path).save(SCOPE, history))
+    assert _run(["restore", *_scope_flags(tmp_path), ref, "--format", name]) == 0
+    out = capsys.readouterr().out
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert parse_history_text(out) == lines and all(isinstance(line, dict) for line in lines)
+    back = HISTORY_FORMATS[name].read(lines, {})
+    assert said(back, "tool_call") == said(history, "tool_call")
+    assert said(back, "tool_result") == said(history, "tool_result")
+
+
 def test_list_delete_and_prune(saved: Saved, capsys: pytest.CaptureFixture[str]) -> None:
     root, refs = saved
     assert _run(["archive", "list", *_scope_flags(root)]) == 0

@@ -20,6 +20,7 @@ import pytest
 
 from tests._api_stub import api_stub, run_agent
 from tests._compact_plans import RESUME_PLANS, written_with
+from tests._foreign_histories import foreign_histories, said
 from tests.conftest import service_unavailable
 from tracetrim.formats import HISTORY_FORMATS, JsonLines, detect_format, dump_jsonl, parse_history_text
 
@@ -48,7 +49,7 @@ def _cli() -> Path:
 def _resume(lines: list[dict[str, Any]], home: Path) -> list[dict[str, Any]]:
     """The messages Claude Code sends when it resumes the session ``lines`` (in a fresh home)."""
     cli = _cli()
-    entry = next(e for e in lines if "sessionId" in e and "cwd" in e)
+    entry = next(e for e in lines if "sessionId" in e)
     work = home / "work"
     work.mkdir(parents=True, exist_ok=True)
     # Claude Code keeps a session under its working directory's name, "/" and "." written as "-".
@@ -170,3 +171,40 @@ def test_a_session_claude_code_wrote_compacts_and_resumes(plan: str, tmp_path: P
     written = written_with("claude-code", lines, RESUME_PLANS[plan])
     assert written != lines
     _resumed_whole(lines, written, tmp_path)
+
+
+@pytest.mark.parametrize("source", ["openai", "agentscope"])
+def test_a_history_from_another_format_resumes_whole(source: str, tmp_path: Path) -> None:
+    """Written as a Claude Code session, a history from elsewhere is one ``parentUuid`` chain the CLI
+    follows back from the last entry: the request it sends on resume holds every call and result, each
+    result answering the call just before it, and every text, in order."""
+    history = foreign_histories()[source]
+    written = list(HISTORY_FORMATS["claude-code"].write(history)["messages"])
+    assert HISTORY_FORMATS["claude-code"].write(history)["messages"] == written  # the same ids each time
+    sent = _resume(written, tmp_path)
+    _check(sent, sent)
+    assert [b["id"] for m in sent for b in _blocks(m, "tool_use")] == said(history, "tool_call")
+    assert [b["tool_use_id"] for m in sent for b in _blocks(m, "tool_result")] == said(history, "tool_result")
+    texts = [t for m in sent for t in _texts(m)]
+    assert all(text in texts for text in said(history, "text", "text"))
+
+
+def test_an_entry_written_for_a_message_that_had_none_joins_the_chain(tmp_path: Path) -> None:
+    """A message the session held no entry for (a summary offload wrote, a note a host added), in the
+    middle of a session Claude Code wrote, is chained where it stands: the entry after it names it as
+    its parent, and Claude Code resumes everything before and after it."""
+    lines = parse_history_text(SESSION.read_text(encoding="utf-8"))
+    shape = HISTORY_FORMATS["claude-code"]
+    neutral = shape.read(lines)
+    first = next(n for n, m in enumerate(neutral) if m["role"] == "assistant" and m["content"])
+    note = {"id": "note", "role": "user", "content": [{"type": "text", "text": "A note the host added."}]}
+    written = list(shape.write([*neutral[:first], note, *neutral[first:]])["messages"])
+    (added,) = [e for e in written if e.get("message", {}).get("content") == [note["content"][0]]]
+    assert added["sessionId"] == next(e["sessionId"] for e in lines if "sessionId" in e)
+    assert any(e.get("parentUuid") == added["uuid"] for e in written)
+    sent = _resume(lines, tmp_path / "before")
+    after = _resume(written, tmp_path / "after")
+    _check(after, sent)
+    assert "A note the host added." in [t for m in after for t in _texts(m)]
+    calls = [b["id"] for m in sent for b in _blocks(m, "tool_use")]
+    assert [b["id"] for m in after for b in _blocks(m, "tool_use")] == calls

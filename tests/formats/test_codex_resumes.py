@@ -21,6 +21,7 @@ import pytest
 
 from tests._api_stub import api_stub, run_agent
 from tests._compact_plans import RESUME_PLANS, written_with
+from tests._foreign_histories import foreign_histories, said
 from tests.conftest import service_unavailable
 from tracetrim.formats import HISTORY_FORMATS, JsonLines, detect_format, dump_jsonl, parse_history_text
 
@@ -151,3 +152,20 @@ def test_a_rollout_codex_wrote_compacts_and_resumes(plan: str, tmp_path: Path) -
     written = written_with("codex", lines, RESUME_PLANS[plan])
     assert written != lines
     _resumed_whole(lines, written, tmp_path)
+
+
+@pytest.mark.parametrize("source", ["openai", "agentscope"])
+def test_a_history_from_another_format_resumes_whole(source: str, tmp_path: Path) -> None:
+    """Written as a Codex rollout, a history from elsewhere starts with the ``session_meta`` Codex needs
+    and says every text in the content parts codex-rs reads: the request Codex sends on resume holds
+    every call, output and text, in order, each output after its call."""
+    history = foreign_histories()[source]
+    written = list(HISTORY_FORMATS["codex"].write(history)["messages"])
+    assert HISTORY_FORMATS["codex"].write(history)["messages"] == written  # the same id each time
+    items = _resume(written, tmp_path)
+    _check(items, items)
+    assert [i["call_id"] for i in items if i.get("type") == "function_call"] == said(history, "tool_call")
+    outputs = [i["call_id"] for i in items if i.get("type") == "function_call_output"]
+    assert outputs == said(history, "tool_result")
+    texts = [p.get("text") for i in items if i.get("type") == "message" for p in i["content"]]
+    assert all(text in texts for text in said(history, "text", "text"))

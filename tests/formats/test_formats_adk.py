@@ -142,3 +142,33 @@ def test_bad_events_name_their_place(events: Any, where: str) -> None:
     with pytest.raises(SnapshotError) as caught:
         from_adk(events)
     assert where in str(caught.value)
+
+
+def test_an_event_written_for_a_message_that_had_none_resumes_as_a_turn() -> None:
+    """A message the session held no event for (a summary offload wrote, a note a host added) becomes an
+    event with the author ADK needs: a user turn the user's, a model turn the session's agent's. ADK
+    sends both as turns, not as an unknown agent's quoted transcript."""
+    session = json.loads(SESSION.read_text(encoding="utf-8"))
+    shape = HISTORY_FORMATS["adk"]
+    neutral = shape.read(session["events"], {k: v for k, v in session.items() if k != "events"})
+    neutral += [
+        {"id": "note", "role": "user", "content": [{"type": "text", "text": "A note the host added."}]},
+        {"id": "reply", "role": "assistant", "content": [{"type": "text", "text": "Noted, going on."}]},
+    ]
+    written = shape.write_document(neutral)
+    authors = [e.get("author") for e in written["events"][-2:]]
+    agent = next(e["author"] for e in session["events"] if e.get("author") not in (None, "user"))
+    assert authors == ["user", agent]
+    assert shape.write_document(neutral) == written  # the same ids each time
+    contents = asyncio.run(_resume(json.dumps(written)))
+    texts = [p.get("text") for c in contents for p in c["parts"]]
+    assert "A note the host added." in texts and "Noted, going on." in texts
+    assert not any("For context" in (t or "") for t in texts)
+
+
+def test_a_history_from_another_format_is_refused_naming_why() -> None:
+    """A history no ADK session held does not say which agent wrote its model turns: refused."""
+    from tests._foreign_histories import foreign_histories
+
+    with pytest.raises(SnapshotError, match="name the agent"):
+        HISTORY_FORMATS["adk"].write_document(foreign_histories()["agentscope"])

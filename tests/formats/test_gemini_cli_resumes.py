@@ -23,6 +23,7 @@ import pytest
 import tracetrim as tt
 from tests._api_stub import api_stub, run_agent
 from tests._compact_plans import compact
+from tests._foreign_histories import foreign_histories, said
 from tests.conftest import service_unavailable
 from tracetrim.archive import KeyValueArchive, MemoryStore
 from tracetrim.decision import ScriptedDecisionModel
@@ -136,6 +137,22 @@ def test_a_call_left_without_its_responses_would_be_caught(tmp_path: Path) -> No
     resumed = _resume({"broken": broken, "sent": lines}, tmp_path)
     with pytest.raises(AssertionError, match="not answered"):
         _check(resumed["broken"], resumed["sent"])
+
+
+@pytest.mark.parametrize("source", ["openai", "agentscope"])
+def test_a_history_from_another_format_resumes_whole(source: str, tmp_path: Path) -> None:
+    """Written as a Gemini CLI session, a history from elsewhere is a log the CLI loads (a metadata
+    line, each record with an id) and resumes whole: every call answered in the turn after it, every
+    call and result there in order."""
+    history = foreign_histories()[source]
+    written = list(SHAPE.write(history)["messages"])
+    assert SHAPE.write(history)["messages"] == written  # the same ids each time
+    turns = _resume({"foreign": written}, tmp_path)["foreign"]
+    assert turns is not None, "the CLI did not load the session"
+    _check(turns, turns)
+    assert [p["functionCall"]["id"] for p in _parts(turns, "functionCall")] == said(history, "tool_call")
+    answered = [p["functionResponse"]["id"] for p in _parts(turns, "functionResponse")]
+    assert answered == said(history, "tool_result")
 
 
 GEMINI = JS / "node_modules" / ".bin" / "gemini"

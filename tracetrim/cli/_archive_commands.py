@@ -27,18 +27,19 @@ from tracetrim.cli._archive_args import add_archive_arguments, with_archive
 from tracetrim.cli._arg_types import non_negative_float, non_negative_int
 from tracetrim.cli._errors import CliError
 from tracetrim.cli._stdout import write_bytes
-from tracetrim.formats import HISTORY_FORMATS
+from tracetrim.formats import HISTORY_FORMATS, JsonLines, dump_jsonl
 
 SENT = "sent"
 """``restore --format sent``: the document exactly as it was sent."""
 
 
 def _print_json(value: Any, what: str = "the result") -> None:
-    """``value`` as JSON on stdout, all or nothing: encoded whole first, so a value JSON cannot carry
-    (a NaN from an archive that does not verify what it returns) is one error line, never half a
-    document or the invalid ``NaN`` json would write."""
+    """``value`` as JSON on stdout (a session written as JSON Lines, as its agent keeps it, one value a
+    line), all or nothing: encoded whole first, so a value JSON cannot carry (a NaN from an archive
+    that does not verify what it returns) is one error line, never half a document or the invalid
+    ``NaN`` json would write."""
     try:
-        text = pretty_json(value)
+        text = dump_jsonl(value) if isinstance(value, JsonLines) else pretty_json(value)
     except (TypeError, ValueError) as exc:
         raise CliError(f"{what} cannot be printed as JSON: {exc}") from None
     sys.stdout.write(text)

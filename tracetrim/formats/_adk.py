@@ -19,6 +19,7 @@ from tracetrim._snapshot import Message, SnapshotError
 from tracetrim.formats._carrier import CarrierRun, carried
 from tracetrim.formats._common import (
     attach_meta,
+    derived_uuid,
     format_meta,
     join_turns,
     neutral_input,
@@ -28,6 +29,7 @@ from tracetrim.formats._common import (
 )
 from tracetrim.formats._gemini import FORMAT as GEMINI
 from tracetrim.formats._gemini import from_gemini, to_gemini, turn_role
+from tracetrim.formats._layout import results_apart
 from tracetrim.formats._order import order_of, reorder
 
 FORMAT = "adk"
@@ -128,8 +130,15 @@ def to_adk(messages: Sequence[Any]) -> list[Any]:
     (a model turn whose calls all went, then the next model turn) become one event: the first's
     fields, both contents' parts. Events that stood side by side when read stay apart.
     """
-    messages = neutral_input(messages)
+    messages = results_apart(neutral_input(messages))  # a result beside its call: an event of its own
     values = [carried(message, FORMAT) for message in messages]
+    read = (v is not None or format_meta(m, FORMAT) for m, v in zip(messages, values, strict=True))
+    if messages and not any(read):
+        # ADK shows the model's turns of any author but the agent it runs as "another agent's" transcript
+        raise SnapshotError(
+            "an ADK session's events name the agent that wrote them, and a history not read from an ADK "
+            "session does not say: restore it in its own format (or as gemini)"
+        )
     contents: list[dict[str, Any]] = []
     positions: list[int | None] = []
     for i, message in enumerate(messages):
@@ -147,6 +156,30 @@ def to_adk(messages: Sequence[Any]) -> list[Any]:
         if value is not None:
             out.extend(value)
         elif i in joined:
-            fields = format_meta(message, FORMAT).get("event") or {"content": _CONTENT}
+            fields = format_meta(message, FORMAT).get("event") or _fresh_event(message, joined[i], out, i)
             out.append({k: (joined[i] if v == _CONTENT else copy.deepcopy(v)) for k, v in fields.items()})
     return out
+
+
+def _fresh_event(
+    message: Message, content: Mapping[str, Any], before: Sequence[Any], i: int
+) -> dict[str, Any]:
+    """The fields of an event for a message that had none (a summary of events that went): the last
+    event's invocation and time, an id of its own, and as author the user for a user turn, else the
+    agent that wrote the session's model turns (ADK shows a model turn of another author as that agent's
+    quoted transcript, and one with no author as an unknown agent's)."""
+    events = [e for e in before if isinstance(e, dict)]
+    last = events[-1] if events else {}
+    agent = next(
+        (e["author"] for e in reversed(events) if isinstance(e.get("author"), str) and e["author"] != "user"),
+        "model",
+    )
+    snake = "invocation_id" in last
+    invocation = last.get("invocation_id" if snake else "invocationId", "")
+    fields: dict[str, Any] = {"content": _CONTENT}
+    fields["invocation_id" if snake else "invocationId"] = invocation
+    fields["author"] = "user" if turn_role(content) == "user" else agent
+    fields["id"] = derived_uuid(invocation, message.get("id"), i)
+    if "timestamp" in last:
+        fields["timestamp"] = last["timestamp"]
+    return fields

@@ -16,6 +16,7 @@ from typing import Any
 from tracetrim._json import spaced_json
 from tracetrim._snapshot import Block, Message, SnapshotError
 from tracetrim.formats import _common as common
+from tracetrim.formats._layout import results_apart
 
 FORMAT = "ai_sdk"
 BLOCK_EXTRAS = common.meta_key(FORMAT)
@@ -180,7 +181,8 @@ def to_ai_sdk(messages: Sequence[Any]) -> dict[str, Any]:
     as a string is written as one. Turns of one role that a removal brought together are joined, as the
     providers behind the SDK want alternating turns.
     """
-    neutral = common.neutral_input(messages)
+    # a tool message holds tool results alone: a result beside its call, or text after results, moves out
+    neutral = results_apart(common.neutral_input(messages), only_results=True)
     entries: list[dict[str, Any]] = []
     positions: list[int | None] = []
     for i, message in enumerate(neutral):

@@ -17,6 +17,7 @@ from typing import Any
 from tracetrim._snapshot import Block, Message
 from tracetrim.formats import _common as common
 from tracetrim.formats._carrier import carrier, document_fields, fill_document, split_carriers
+from tracetrim.formats._layout import results_beside
 
 FORMAT = "atif"
 _ROLES = {"system": "system", "user": "user", "agent": "assistant"}
@@ -121,7 +122,7 @@ def _step(message: Message, i: int) -> dict[str, Any]:
     if isinstance(original, list):
         step["message"] = copy.deepcopy(original)
     elif texts == ([original] if original else []):
-        step["message"] = original
+        step["message"] = original if original is not None else ""  # ATIF requires one
     else:
         step["message"] = "\n\n".join(texts)
     thinking = [b["thinking"] for b in message["content"] if b["type"] == "thinking"]
@@ -178,7 +179,8 @@ def to_atif(messages: Sequence[Any]) -> dict[str, Any]:
     """Convert neutral messages back to an ATIF trajectory's fields (the inverse of `from_atif`):
     ``{"messages": steps}`` with the carried trajectory fields in their places. Steps are numbered
     again from 1, since ATIF wants ``step_id`` in order and compaction may remove a step."""
-    documents, rest = split_carriers(common.neutral_input(messages), FORMAT)
+    # an observation answers the calls of its own step
+    documents, rest = split_carriers(results_beside(common.neutral_input(messages)), FORMAT)
     steps = [_step(m, i) for i, m in enumerate(rest)]
     for n, step in enumerate(steps, 1):
         step["step_id"] = n

@@ -12,13 +12,22 @@ with ``isCompactSummary``, ``file-history-snapshot`` and other bookkeeping lines
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tracetrim._snapshot import Message, SnapshotError
 from tracetrim.formats._anthropic import from_anthropic, to_anthropic
 from tracetrim.formats._carrier import CarrierRun, carried
-from tracetrim.formats._common import attach_meta, format_meta, require_dict, require_sequence, tag
+from tracetrim.formats._common import (
+    attach_meta,
+    derived_uuid,
+    format_meta,
+    history_uuid,
+    require_dict,
+    require_sequence,
+    tag,
+)
+from tracetrim.formats._layout import results_apart
 from tracetrim.formats._order import order_of, reorder
 from tracetrim.formats._shape import JsonLines
 
@@ -27,6 +36,7 @@ ENTRY_TYPES = frozenset({"user", "assistant", "system", "summary", "file-history
 """Entry types that mark a Claude Code session line (with a ``uuid``, ``leafUuid`` or ``messageId``)."""
 _MARKS = ("uuid", "leafUuid", "messageId")
 _PLACE = "\x00tracetrim.message"
+_NOTHING = object()
 
 
 def is_claude_code_entry(entry: Any) -> bool:
@@ -126,13 +136,15 @@ def to_claude_code(messages: Sequence[Any]) -> list[Any]:
             if isinstance(message, dict) and message.get("role") == "system":
                 # Claude Code keeps its system prompt out of the session: no entry could carry it
                 raise SnapshotError("a Claude Code session holds no system messages", message=i, field="role")
-            kinds.append(("live", len(live)))
-            live.append(message)
+            for part in results_apart([message]) if isinstance(message, dict) else [message]:
+                kinds.append(("live", len(live)))
+                live.append(part)
     written = to_anthropic(live)["messages"] if live else []
     if len(written) != len(live):
-        written = [m for message in live for m in to_anthropic([message])["messages"][:1]]
+        written = [_one_entry(message, i) for i, message in enumerate(live)]
     out: list[Any] = []
     chained: set[int] = set()
+    fresh: dict[int, Message] = {}
     for kind, value in kinds:
         if kind == "carried":
             out.extend(value)
@@ -145,8 +157,60 @@ def to_claude_code(messages: Sequence[Any]) -> list[Any]:
             entry = {k: (body if v == _PLACE else copy.deepcopy(v)) for k, v in shell.items()}
         else:
             entry = {"type": body["role"], "message": body}
+            fresh[len(out)] = message
         if meta.get("chained"):
             chained.add(len(out))
         out.append(entry)
+    if fresh:
+        _chain_fresh(out, fresh, live)
     _relink(out, chained)
     return JsonLines(out)
+
+
+def _chain_fresh(entries: list[Any], fresh: Mapping[int, Message], live: Sequence[Message]) -> None:
+    """Give each entry written for a message that had none (a summary that replaced entries, or every
+    message of a history read from another format) the fields Claude Code follows when it resumes:
+    ``parentUuid`` naming the entry before it, a ``uuid`` of its own (the entry after it, which named
+    the one before, now names it), and the session's ``sessionId``. Without them the CLI's walk back
+    from the last entry stops there and resumes without everything before.
+
+    Ids are derived from the history itself, so writing it twice gives the same file: a session with
+    no id of its own (none read from Claude Code) gets one from the digest of its messages."""
+    session = next(
+        (e["sessionId"] for e in entries if isinstance(e, dict) and isinstance(e.get("sessionId"), str)),
+        None,
+    )
+    if session is None:
+        session = history_uuid(live)
+    previous: dict[str, Any] | None = None  # the last entry of the chain so far
+    taken: Any = _NOTHING  # the parent the last run of fresh entries took over from the entry after it
+    for n, entry in enumerate(entries):
+        if not isinstance(entry, dict) or entry.get("isSidechain"):
+            continue
+        before = previous.get("uuid") if previous is not None else None
+        if n in fresh:
+            if taken is _NOTHING:  # a run of fresh entries starts
+                taken = before
+            copied = {k: previous[k] for k in ("cwd", "timestamp") if previous is not None and k in previous}
+            own = derived_uuid(session, fresh[n].get("id"), n)
+            # in Claude Code's own key order
+            entry = {"parentUuid": before, "isSidechain": False, "sessionId": session, **copied, **entry}
+            entries[n] = entry = {**entry, "uuid": own}
+        elif not isinstance(entry.get("uuid"), str):
+            continue
+        else:
+            if taken is not _NOTHING and entry.get("parentUuid") == taken:
+                entries[n] = entry = {**entry, "parentUuid": before}
+            taken = _NOTHING
+        previous = entry
+
+
+def _one_entry(message: Message, i: int) -> dict[str, Any]:
+    """The one Anthropic message an entry holds for ``message`` (a `SnapshotError` where it takes two)."""
+    written = to_anthropic([message])["messages"]
+    if len(written) != 1:
+        raise SnapshotError(
+            f"message {message.get('id')!r} takes {len(written)} Claude Code entries", message=i
+        )
+    body: dict[str, Any] = written[0]
+    return body

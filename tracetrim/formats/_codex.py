@@ -15,7 +15,7 @@ from typing import Any
 
 from tracetrim._snapshot import Message, SnapshotError
 from tracetrim.formats._carrier import CarrierRun, carried
-from tracetrim.formats._common import attach_meta, format_meta, require_dict, require_sequence
+from tracetrim.formats._common import attach_meta, format_meta, history_uuid, require_dict, require_sequence
 from tracetrim.formats._openai_responses import from_openai_responses, to_openai_responses
 from tracetrim.formats._order import order_of, reorder
 from tracetrim.formats._shape import JsonLines
@@ -112,7 +112,10 @@ def to_codex(messages: Sequence[Any]) -> list[Any]:
     live = [m for m, value in zip(messages, values, strict=True) if value is None]
     items = iter(_items_of(live))
     out: list[Any] = []
-    last: Any = None
+    foreign = not any(isinstance(m, dict) and format_meta(m, FORMAT) for m in messages)
+    if foreign:  # a history read from elsewhere: Codex resumes no rollout that does not start so
+        out.append(_session_meta(live))
+    last: Any = out[0]["timestamp"] if out else None
     for message, value in zip(messages, values, strict=True):
         if value is not None:
             out.extend(value)
@@ -125,9 +128,36 @@ def to_codex(messages: Sequence[Any]) -> list[Any]:
         for n, item in enumerate(next(items)):
             if n < len(orders):
                 item = reorder(item, orders[n])
+            elif not meta:
+                item = _with_parts(item)
             stamp = stamps[n] if n < len(stamps) else (stamps[-1] if stamps else last)
             line = {"timestamp": copy.deepcopy(stamp), "type": "response_item", "payload": item}
             line.update(copy.deepcopy(extra[n]) if n < len(extra) else {})
             out.append(line)
             last = stamp
     return JsonLines(out)
+
+
+_EPOCH = "1970-01-01T00:00:00.000Z"
+"""The time of a rollout written from a history that carries none (a neutral message has no time)."""
+
+
+def _session_meta(live: Sequence[Message]) -> dict[str, Any]:
+    """The ``session_meta`` line of a rollout written from a history read from another format: the
+    fields codex-rs requires (``id``, ``timestamp``, ``cwd``, ``originator``, ``cli_version``), its id
+    derived from the history, so writing it twice gives the same file."""
+    payload = {"id": history_uuid(live), "timestamp": _EPOCH, "cwd": ".", "originator": "tracetrim"}
+    payload["cli_version"] = "0"
+    return {"timestamp": _EPOCH, "type": "session_meta", "payload": payload}
+
+
+_PART_TYPES = {"assistant": "output_text"}
+
+
+def _with_parts(item: dict[str, Any]) -> dict[str, Any]:
+    """A message item whose content is a string, with that string as one text part: the Responses API
+    takes either, but codex-rs reads only parts, and skips the line on resume otherwise."""
+    if item.get("type") != "message" or not isinstance(item.get("content"), str):
+        return item
+    part = {"type": _PART_TYPES.get(item.get("role", ""), "input_text"), "text": item["content"]}
+    return {**item, "content": [part]}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import uuid
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence, Set
 from typing import Any
 
@@ -67,6 +68,18 @@ def content_id(prefix: str, payload: Any, seen: dict[str, int]) -> str:
     count = seen.get(base, 0)
     seen[base] = count + 1
     return base if count == 0 else f"{base}-{count}"
+
+
+def history_uuid(messages: Sequence[Message]) -> str:
+    """A UUID derived from a history's ids and content: the session id a session file written from a
+    history read elsewhere gets (the same each time it is written, a new one for another history)."""
+    return str(uuid.UUID(hex=digest([[m.get("id"), m["content"]] for m in messages])[:32], version=4))
+
+
+def derived_uuid(*parts: Any) -> str:
+    """A UUID derived from ``parts`` (a session's id, a message's id and place): the id of an entry a
+    writer makes for a message its format held none for."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, "/".join(map(str, parts))))
 
 
 def message_id(prefix: str, payload: Any, seen: dict[str, int], i: int) -> str:

@@ -9,6 +9,7 @@ from typing import Any
 from tracetrim._json import spaced_json
 from tracetrim._snapshot import Block, Message, SnapshotError
 from tracetrim.formats import _common as common
+from tracetrim.formats._layout import results_apart
 from tracetrim.formats._order import reorder
 
 FORMAT = "gemini"
@@ -318,7 +319,7 @@ def to_gemini(messages: Sequence[Any]) -> dict[str, Any]:
     user text). Turns of one role that a removal brought together are joined (Gemini refuses two in a
     row), and a turn's first call keeps the signature the turn had.
     """
-    neutral = common.neutral_input(messages)
+    neutral = results_apart(common.neutral_input(messages))  # a result beside its call: a turn of its own
     start = 0
     while start < len(neutral) and neutral[start]["role"] == "system":
         start += 1

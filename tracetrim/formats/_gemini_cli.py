@@ -25,9 +25,12 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tracetrim._json import sha256_hex
 from tracetrim._snapshot import Block, Message, SnapshotError
 from tracetrim.formats import _common as common
 from tracetrim.formats._carrier import CarrierRun, carried
+from tracetrim.formats._layout import results_beside
+from tracetrim.formats._shape import JsonLines
 
 FORMAT = "gemini_cli"
 BLOCK_EXTRAS = common.meta_key(FORMAT)
@@ -347,9 +350,10 @@ def to_gemini_cli(messages: Sequence[Any]) -> list[Any]:
     """
     out: list[Any] = []
     folded: dict[str, Any] | None = None  # a gemini record whose calls all went, to join the next one
-    messages = common.neutral_input(messages)
+    messages = results_beside(common.neutral_input(messages))  # a record holds its calls' results
     kept = {b["id"] for m in messages for b in m["content"] if b["type"] == "tool_call"}
     read = {c for m in messages for c in common.format_meta(m, FORMAT).get("calls", ()) if isinstance(c, str)}
+    session = _session_of(messages)
     for i, message in enumerate(messages):
         value = carried(message, FORMAT)
         if value is not None:
@@ -357,10 +361,11 @@ def to_gemini_cli(messages: Sequence[Any]) -> list[Any]:
             continue
         meta = common.format_meta(message, FORMAT)
         shell = meta.get("record")
+        if message["role"] == "system" and not isinstance(shell, dict):
+            # the CLI sets its system prompt from its own configuration: no record holds one
+            raise SnapshotError("a Gemini CLI session holds no system messages", message=i, field="role")
         if not isinstance(shell, dict):
-            shell = {"type": "gemini" if message["role"] == "assistant" else "user", "content": _CONTENT}
-            if any(b["type"] == "tool_call" for b in message["content"]):
-                shell["toolCalls"] = _CALLS
+            shell = _fresh_record(message, i, session["sessionId"], out)
         record: dict[str, Any] = {}
         for key, value in shell.items():
             if value == _CONTENT:
@@ -377,7 +382,36 @@ def to_gemini_cli(messages: Sequence[Any]) -> list[Any]:
         if meta.get("called") and record.get("type") == "gemini" and not record.get("toolCalls"):
             folded = record
         out.append(record)
-    return _with_shortened(_without_gone(out, read - kept), _shortened(messages))
+    written = _with_shortened(_without_gone(out, read - kept), _shortened(messages))
+    if any(common.format_meta(m, FORMAT) for m in messages):
+        return written
+    return JsonLines([session, *written])  # from elsewhere: a session log of its own, as the CLI loads it
+
+
+def _session_of(messages: Sequence[Message]) -> dict[str, Any]:
+    """The session's metadata line: the one read, else one for a history read from another format
+    (the CLI loads no session without ``sessionId`` and ``projectHash``; it keeps the hash it finds),
+    derived from the history, so writing it twice gives the same file."""
+    for message in messages:
+        for line in carried(message, FORMAT) or ():
+            if _is_metadata(line):
+                return dict(line)
+    session = common.history_uuid(messages)
+    return {"sessionId": session, "projectHash": sha256_hex(session.encode()), "kind": "main"}
+
+
+def _fresh_record(message: Message, i: int, session: str, before: Sequence[Any]) -> dict[str, Any]:
+    """The shell of a record for a message that had none (a summary, or a history from elsewhere): an
+    ``id`` (the CLI skips a record without one) and the last record's ``timestamp``."""
+    shell: dict[str, Any] = {"id": common.derived_uuid(session, message.get("id"), i)}
+    stamp = next((r["timestamp"] for r in reversed(before) if isinstance(r, dict) and "timestamp" in r), None)
+    if stamp is not None:
+        shell["timestamp"] = stamp
+    shell["type"] = "gemini" if message["role"] == "assistant" else "user"
+    shell["content"] = _CONTENT
+    if any(b["type"] == "tool_call" for b in message["content"]):
+        shell["toolCalls"] = _CALLS
+    return shell
 
 
 def _shortened(messages: Sequence[Message]) -> dict[str, tuple[Any, Any]]:

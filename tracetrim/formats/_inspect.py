@@ -16,6 +16,7 @@ from typing import Any
 from tracetrim._json import digest
 from tracetrim._snapshot import Block, Message, SnapshotError
 from tracetrim.formats import _common as common
+from tracetrim.formats._layout import results_apart
 
 FORMAT = "inspect"
 CALL = "inspect.tool_call"
@@ -253,11 +254,11 @@ def _convert(message: Message, i: int) -> list[dict[str, Any]]:
         written = [_assistant_like(message, shell, i)]
         if written[0] != shell and not written[0]["content"] and not written[0].get("tool_calls"):
             return []  # every call went and nothing was said: an empty turn providers refuse
-    for out in written:
+    for n, out in enumerate(written):
         if shell:
             _changed_id(out, shell)
-        elif isinstance(message.get("id"), str):
-            out.setdefault("id", message["id"])
+        elif isinstance(message.get("id"), str):  # one Inspect message a result: each its own id
+            out.setdefault("id", message["id"] if n == 0 else f"{message['id']}~{out['tool_call_id']}")
     return written
 
 
@@ -267,5 +268,7 @@ def to_inspect(messages: Sequence[Any]) -> list[dict[str, Any]]:
     assistant whose every call went loses ``tool_calls``); a changed message gets a new id."""
     out: list[dict[str, Any]] = []
     for i, message in enumerate(common.neutral_input(messages)):
-        out.extend(_convert(message, i))
+        # a tool message holds one result alone: a result beside its call, or text after results, moves out
+        for part in results_apart([message], only_results=True):
+            out.extend(_convert(part, i))
     return out

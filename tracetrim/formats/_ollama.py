@@ -16,6 +16,7 @@ from typing import Any
 
 from tracetrim._snapshot import Block, Message, SnapshotError
 from tracetrim.formats import _common as common
+from tracetrim.formats._layout import results_apart
 
 FORMAT = "ollama"
 _ROLES = frozenset({"system", "user", "assistant", "tool"})
@@ -194,5 +195,6 @@ def to_ollama(messages: Sequence[Any]) -> list[dict[str, Any]]:
     id written; an assistant message whose every call went loses ``tool_calls``."""
     out: list[dict[str, Any]] = []
     for i, message in enumerate(common.neutral_input(messages)):
-        out.extend(_convert(message, i))
+        for part in results_apart([message]):  # a call's result beside it goes in a message of its own
+            out.extend(_convert(part, i))
     return out

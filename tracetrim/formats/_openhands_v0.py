@@ -247,7 +247,8 @@ def _convert(message: Message, i: int) -> list[Any]:
 
 
 def _message_event(like: dict[str, Any], role: str, text: str) -> dict[str, Any]:
-    """A ``message`` action saying ``text`` (from the user or the agent), in ``like``'s place."""
+    """A ``message`` action saying ``text`` (from the user or the agent), or for a system message the
+    ``system`` action V0 opens a run with, in ``like``'s place."""
     out: dict[str, Any] = {}
     if isinstance(like.get("id"), int):
         out["id"] = like["id"]
@@ -255,6 +256,10 @@ def _message_event(like: dict[str, Any], role: str, text: str) -> dict[str, Any]
         out["timestamp"] = like["timestamp"]
     out["source"] = "user" if role == "user" else "agent"
     out["message"] = text
+    if role == "system":
+        out["action"] = "system"
+        out["args"] = {"content": text, "tools": None, "openhands_version": None, "agent_class": None}
+        return out
     out["action"] = "message"
     out["args"] = {"content": text, "file_urls": None, "image_urls": None, "wait_for_response": False}
     return out

@@ -16,6 +16,7 @@ from typing import Any
 
 from tracetrim._snapshot import Block, Message, SnapshotError
 from tracetrim.formats import _common as common
+from tracetrim.formats._layout import results_apart
 
 FORMAT = "tau2"
 _ROLES = frozenset({"system", "user", "assistant", "tool"})
@@ -163,8 +164,9 @@ def _tools(message: Message, meta: dict[str, Any], i: int) -> list[dict[str, Any
             tools.append(_tool(block, base, i, j))
         elif common.is_raw(block, FORMAT):
             tools.append(copy.deepcopy(block["value"]))
-        elif block["type"] == "text":
-            tools.append({"role": "assistant", "content": block["text"]})
+        elif block["type"] == "text":  # a tombstone, or (a user's results turn from elsewhere) what they said
+            said_by = "user" if message["role"] == "user" and not shell else "assistant"
+            tools.append({"role": said_by, "content": block["text"]})
     if stored is not None:
         return [{**copy.deepcopy(shell), "tool_messages": tools}]
     return tools
@@ -211,5 +213,6 @@ def to_tau2(messages: Sequence[Any]) -> list[dict[str, Any]]:
     call was dropped gets ``tool_calls: null``, as tau2 writes a message without calls)."""
     out: list[dict[str, Any]] = []
     for i, message in enumerate(common.neutral_input(messages)):
-        out.extend(_convert(message, i))
+        for part in results_apart([message]):  # a call's result beside it goes in a message of its own
+            out.extend(_convert(part, i))
     return out
