@@ -14,13 +14,14 @@ as a block the reader no longer knows, breaks it.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests import _provider_rules as rules
+from tests._compact_plans import compact, plans
 from tracetrim._snapshot import SnapshotError, check_messages
 from tracetrim.formats import HISTORY_FORMATS
 from tracetrim.formats._common import ValidatedHistory
@@ -116,6 +117,16 @@ def conversation(messages: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     return out
 
 
+def tools_and_words(messages: list[dict[str, Any]]) -> tuple[list[Any], list[Any], list[str]]:
+    """The calls (name and arguments, in order), the results (the call each answers, by place, and its
+    text) and every word said, sorted: what a compacted history must keep wherever its format puts a
+    tombstone among a turn's calls (chat formats say a turn's text before its calls)."""
+    flat = conversation(messages)
+    calls = [call for event in flat if event[0] == "tools" for call in event[1]]
+    results = sorted(result for event in flat if event[0] == "tools" for result in event[2])
+    return calls, results, sorted(word for event in flat if event[0] == "say" for word in event[2])
+
+
 def _read_from_user(message: dict[str, Any]) -> bool:
     metadata = message.get("metadata") or {}
     return any(isinstance(v, dict) and v.get("role") == "user" for v in metadata.values())
@@ -156,17 +167,37 @@ PROVIDER_CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
 steps by the ``atif`` package's models), on what the writer gives for a history from elsewhere."""
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(history=neutral_histories())
-def test_every_format_writes_a_foreign_history_faithfully_or_refuses(history: list[dict[str, Any]]) -> None:
-    said = conversation(history)
+def _written(history: list[dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any], list[dict[str, Any]]]]:
+    """Each format that writes ``history`` (the rest refuse it), its document, and that read back."""
     for name, fmt in HISTORY_FORMATS.items():
         try:
             document = fmt.write_document(ValidatedHistory(history))
         except SnapshotError:
             continue
         fields = {k: v for k, v in document.items() if k != fmt.messages_key}
-        back = fmt.read(json.loads(json.dumps(document[fmt.messages_key])), fields)
+        yield name, document, fmt.read(json.loads(json.dumps(document[fmt.messages_key])), fields)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(history=neutral_histories())
+def test_every_format_writes_a_foreign_history_faithfully_or_refuses(history: list[dict[str, Any]]) -> None:
+    said = conversation(history)
+    for name, document, back in _written(history):
         assert conversation(back) == said, name
+        if name in PROVIDER_CHECKS:
+            PROVIDER_CHECKS[name](document)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(history=neutral_histories(), plan=plans)
+def test_a_compacted_foreign_history_keeps_every_call_result_and_tombstone(
+    history: list[dict[str, Any]], plan: dict[str, Any]
+) -> None:
+    """Compacted first (calls dropped with tombstones, results shortened), then written: every call and
+    result kept, each result with its call, every tombstone's words, and the provider's rules."""
+    compacted = compact(history, plan)
+    kept = tools_and_words(compacted)
+    for name, document, back in _written(compacted):
+        assert tools_and_words(back) == kept, name
         if name in PROVIDER_CHECKS:
             PROVIDER_CHECKS[name](document)

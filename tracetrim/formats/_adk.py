@@ -18,6 +18,7 @@ from typing import Any
 from tracetrim._snapshot import Message, SnapshotError
 from tracetrim.formats._carrier import CarrierRun, carried
 from tracetrim.formats._common import (
+    ValidatedHistory,
     attach_meta,
     derived_uuid,
     format_meta,
@@ -146,7 +147,7 @@ def to_adk(messages: Sequence[Any]) -> list[Any]:
             continue
         if message.get("role") == "system":
             raise SnapshotError("an ADK session holds no system messages", message=i, field="role")
-        (content,) = to_gemini([message])["messages"]
+        (content,) = to_gemini(ValidatedHistory([message]))["messages"]
         content = reorder(content, format_meta(message, FORMAT).get("order"))
         contents.append({**content, _MESSAGE: i})  # a joined content keeps its first message's
         positions.append(position_of(format_meta(message, GEMINI)))

@@ -19,10 +19,12 @@ from tracetrim._snapshot import Message, SnapshotError
 from tracetrim.formats._anthropic import from_anthropic, to_anthropic
 from tracetrim.formats._carrier import CarrierRun, carried
 from tracetrim.formats._common import (
+    ValidatedHistory,
     attach_meta,
     derived_uuid,
     format_meta,
     history_uuid,
+    neutral_input,
     require_dict,
     require_sequence,
     tag,
@@ -128,18 +130,18 @@ def to_claude_code(messages: Sequence[Any]) -> list[Any]:
     """
     kinds: list[tuple[str, Any]] = []
     live: list[Message] = []
-    for i, message in enumerate(messages):
-        value = carried(message, FORMAT) if isinstance(message, dict) else None
+    for i, message in enumerate(neutral_input(messages)):
+        value = carried(message, FORMAT)
         if value is not None:
             kinds.append(("carried", value))
         else:
-            if isinstance(message, dict) and message.get("role") == "system":
+            if message.get("role") == "system":
                 # Claude Code keeps its system prompt out of the session: no entry could carry it
                 raise SnapshotError("a Claude Code session holds no system messages", message=i, field="role")
-            for part in results_apart([message]) if isinstance(message, dict) else [message]:
+            for part in results_apart([message]):
                 kinds.append(("live", len(live)))
                 live.append(part)
-    written = to_anthropic(live)["messages"] if live else []
+    written = to_anthropic(ValidatedHistory(live))["messages"] if live else []  # checked once, above
     if len(written) != len(live):
         written = [_one_entry(message, i) for i, message in enumerate(live)]
     out: list[Any] = []
@@ -207,7 +209,7 @@ def _chain_fresh(entries: list[Any], fresh: Mapping[int, Message], live: Sequenc
 
 def _one_entry(message: Message, i: int) -> dict[str, Any]:
     """The one Anthropic message an entry holds for ``message`` (a `SnapshotError` where it takes two)."""
-    written = to_anthropic([message])["messages"]
+    written = to_anthropic(ValidatedHistory([message]))["messages"]
     if len(written) != 1:
         raise SnapshotError(
             f"message {message.get('id')!r} takes {len(written)} Claude Code entries", message=i

@@ -15,7 +15,15 @@ from typing import Any
 
 from tracetrim._snapshot import Message, SnapshotError
 from tracetrim.formats._carrier import CarrierRun, carried
-from tracetrim.formats._common import attach_meta, format_meta, history_uuid, require_dict, require_sequence
+from tracetrim.formats._common import (
+    ValidatedHistory,
+    attach_meta,
+    format_meta,
+    history_uuid,
+    neutral_input,
+    require_dict,
+    require_sequence,
+)
 from tracetrim.formats._openai_responses import from_openai_responses, to_openai_responses
 from tracetrim.formats._order import order_of, reorder
 from tracetrim.formats._shape import JsonLines
@@ -42,7 +50,7 @@ def is_codex_rollout(lines: Sequence[Any]) -> bool:
 
 
 def _item_count(message: Message) -> int:
-    return len(to_openai_responses([message]))
+    return len(to_openai_responses(ValidatedHistory([message])))  # a message this module read or checked
 
 
 def from_codex(lines: Sequence[Any]) -> list[Message]:
@@ -92,10 +100,10 @@ def from_codex(lines: Sequence[Any]) -> list[Message]:
 
 def _items_of(live: list[Message]) -> list[list[dict[str, Any]]]:
     """Each live message's items: written together (so calls meet their outputs), split by count."""
-    together = to_openai_responses(live) if live else []
+    together = to_openai_responses(ValidatedHistory(live)) if live else []
     counts = [_item_count(message) for message in live]
     if sum(counts) != len(together):
-        return [to_openai_responses([message]) for message in live]
+        return [to_openai_responses(ValidatedHistory([message])) for message in live]
     out: list[list[dict[str, Any]]] = []
     at = 0
     for count in counts:
@@ -108,11 +116,12 @@ def to_codex(messages: Sequence[Any]) -> list[Any]:
     """Convert neutral messages back to Codex rollout lines (the inverse of `from_codex`): carried lines
     as they were, the others as ``response_item`` lines of `to_openai_responses`' items with their
     timestamps (an item without one takes the timestamp of the line before it)."""
-    values = [carried(m, FORMAT) if isinstance(m, dict) else None for m in messages]
+    messages = neutral_input(messages)  # checked once: the messages' items are written from it
+    values = [carried(m, FORMAT) for m in messages]
     live = [m for m, value in zip(messages, values, strict=True) if value is None]
     items = iter(_items_of(live))
     out: list[Any] = []
-    foreign = not any(isinstance(m, dict) and format_meta(m, FORMAT) for m in messages)
+    foreign = not any(format_meta(m, FORMAT) for m in messages)
     if foreign:  # a history read from elsewhere: Codex resumes no rollout that does not start so
         out.append(_session_meta(live))
     last: Any = out[0]["timestamp"] if out else None

@@ -221,7 +221,9 @@ def _assistant_like(message: Message, shell: dict[str, Any], i: int) -> dict[str
             calls.append(copy.deepcopy(block["value"]))
         elif block["type"] == "text" or common.is_raw(block, FORMAT):
             parts.append(block)
-        elif block["type"] != "thinking":
+        elif block["type"] == "thinking":  # from elsewhere (Inspect's own reasoning is read as it was)
+            parts.append(common.raw_block(FORMAT, {"type": "reasoning", "reasoning": block["thinking"]}))
+        else:
             raise common.unsupported("Inspect", block, i, j)
     out["content"] = _written_content(_placed_reasoning(parts, shell, calls), shell.get("content"), i)
     if calls:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tracetrim._json import strict_loads
-from tracetrim._marker import prose_action_metadata
+from tracetrim._marker import is_tombstone, prose_action_metadata
 from tracetrim._snapshot import Block, Message, SnapshotError
 from tracetrim.formats import _common as common
 from tracetrim.formats._carrier import carried, carrier, in_place
@@ -176,7 +176,10 @@ def _convert(message: Message, i: int) -> list[dict[str, Any]]:
         if parts is None:
             parts = []
         if kind == "text":
-            parts.append(block["text"])
+            # what was read joins as it was split; a tombstone, or the text of a message from
+            # elsewhere, is a paragraph of its own
+            apart = parts and (not meta or is_tombstone(block))
+            parts.append("\n\n" + block["text"] if apart else block["text"])
         elif kind == "tool_call":
             parts.append(_fence(block, fence, i, j))
         else:

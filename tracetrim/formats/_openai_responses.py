@@ -200,8 +200,11 @@ def _message_item(
     mode = meta.get("content") if first else None
     part_extras = meta.get("parts", {}) if first else {}
     content: Any
-    if mode != "parts" and len(texts) == 1 and texts[0][1]["type"] == "text" and not part_extras:
-        content = texts[0][1]["text"]
+    plain = bool(texts) and all(b["type"] == "text" for _, b in texts) and not part_extras
+    if plain and mode != "parts" and (len(texts) == 1 or mode == "str" or not meta):
+        # one string, as it was sent (or, from elsewhere, the form every role takes: an assistant's
+        # output_text parts are an output item, which needs the id and status only OpenAI gives)
+        content = "\n\n".join(b["text"] for _, b in texts)
     elif mode == "str" and not texts:
         content = ""
     else:

@@ -125,7 +125,7 @@ def _history_entries(message: Message, i: int) -> list[dict[str, Any]]:
         kept = [b for b in message["content"] if not (b["type"] == "tool_call" and b["id"] == synthesized)]
         message = {**message, "content": kept}
     try:
-        chat = to_openai_chat([message])
+        chat = to_openai_chat(common.ValidatedHistory([message]))  # checked by to_swe_agent_history
     except SnapshotError as exc:
         raise SnapshotError(exc.problem, message=i, block=exc.block_index, field=exc.field) from None
     tools = [m for m in chat if m["role"] == "tool"]

@@ -9,6 +9,7 @@ from typing import Any
 import attrs
 
 from tracetrim._errors import TracetrimError
+from tracetrim._gc_pause import gc_paused
 from tracetrim._snapshot import Message, SnapshotError, check_messages
 from tracetrim.formats._adk import from_adk, is_adk_event, is_adk_session, to_adk
 from tracetrim.formats._ai_sdk import from_ai_sdk, is_ai_sdk_part, to_ai_sdk
@@ -111,19 +112,21 @@ class HistoryFormat:
         What this format's writer could not give back (a Bedrock ``toolUse`` in a user turn, which
         Bedrock refuses too) is refused here, so no file is taken in that no answer could be written
         for: whatever a plan keeps of it, every kept message is writable."""
-        neutral = self.reader(messages, fields or {})
-        if not self.checked_on_read:
-            return neutral
-        # Checked for shape only and written as it is: validating and copying would encode the whole
-        # history once more, and the caller validates what it goes on with. Writers leave it unchanged.
-        check_messages(neutral)
-        self.writer(ValidatedHistory(neutral))
+        with gc_paused():  # pure conversion, as a plan's stages: new objects that hold no cycles
+            neutral = self.reader(messages, fields or {})
+            if not self.checked_on_read:
+                return neutral
+            # Checked for shape only and written as it is: validating and copying would encode the whole
+            # history once more, and the caller validates what it goes on with. Writers leave it unchanged.
+            check_messages(neutral)
+            self.writer(ValidatedHistory(neutral))
         return neutral
 
     def write(self, messages: Sequence[Any]) -> dict[str, Any]:
         """Neutral ``messages`` as this format's fields: ``{"messages": [...]}``, plus ``system`` for
         Anthropic when the history has one."""
-        return self.writer(messages)
+        with gc_paused():
+            return self.writer(messages)
 
     def write_document(self, messages: Sequence[Any]) -> dict[str, Any]:
         """What `write` gives with the list under this format's ``messages_key`` (in its place): the
