@@ -23,6 +23,7 @@ from tracetrim._json import (
     compact_json,
     copy_compact,
     digest,
+    pretty_json,
     sha256_hex,
     text_length,
 )
@@ -44,6 +45,17 @@ def outcome(encode: Any, value: Any) -> tuple[str, Any]:
         return "ok", encode(value)
     except (TypeError, ValueError) as exc:
         return "error", type(exc)
+
+
+class _Code(enum.StrEnum):
+    """A reason code as the results carry them: a string enum both encoders write as its text."""
+
+    DONE = "DONE"
+    GONE = "gone \u00e9"
+
+
+class _Lines(list[Any]):
+    """A list subclass, as a file of JSON Lines is read."""
 
 
 scalars = (
@@ -69,11 +81,40 @@ def test_canonical_bytes_are_the_json_definition(value: Any) -> None:
     assert outcome(canonical_bytes, value) == outcome(reference, value)
 
 
+@settings(max_examples=300)
+@given(st.lists(values | st.sampled_from(list(_Code)), max_size=4).map(_Lines) | st.sampled_from(list(_Code)))
+def test_string_enums_and_list_subclasses_are_written_as_json_writes_them(value: Any) -> None:
+    assert outcome(canonical_bytes, value) == outcome(reference, value)
+    assert outcome(compact_bytes, value) == outcome(compact_reference, value)
+
+
 @settings(max_examples=500)
 @given(values)
 def test_compact_bytes_and_lengths_follow_the_json_definition(value: Any) -> None:
     assert outcome(compact_bytes, value) == outcome(compact_reference, value)
     assert outcome(canonical_length, value) == outcome(lambda v: len(canonical_json(v)), value)
+
+
+def pretty_reference(value: Any, sort_keys: bool) -> str:
+    """`pretty_json`'s definition: the stdlib's two-space indent, a final newline (lone surrogates, which
+    UTF-8 cannot carry, escaped)."""
+    text = json.dumps(value, ensure_ascii=False, indent=2, allow_nan=False, sort_keys=sort_keys) + "\n"
+    return "".join(f"\\u{ord(c):04x}" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
+
+
+@settings(max_examples=800)
+@given(
+    values
+    | st.sampled_from([[], {}, [[]], {"a": {}}, ["\ud800"], {"k": [1e16, 2**64, "\u2028"]}])
+    | st.lists(values | st.sampled_from(list(_Code)), max_size=4).map(_Lines)
+    | st.dictionaries(keys, st.sampled_from(list(_Code)), max_size=3),
+    st.booleans(),
+)
+def test_pretty_json_is_the_stdlib_indented_text(value: Any, sort_keys: bool) -> None:
+    """The fast path (orjson) writes exactly what json's indented encoder writes, or refuses alike."""
+    assert outcome(lambda v: pretty_json(v, sort_keys=sort_keys), value) == outcome(
+        lambda v: pretty_reference(v, sort_keys), value
+    )
 
 
 @settings(max_examples=300)

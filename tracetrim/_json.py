@@ -84,6 +84,14 @@ def pretty_json(value: Any, *, sort_keys: bool = False, indent: int = 2) -> str:
     """``value`` as the JSON a person reads: two-space indent, non-ASCII kept (lone surrogates
     escaped, so the text is always UTF-8), a final newline (what ``json.dump(..., indent=2)`` writers
     such as mini-swe-agent produce); NaN and infinities refused."""
+    if indent == 2 and _orjson_agrees(value):
+        # json indents in Python, one call per node; orjson writes the same text in C (a command's
+        # answer holds the whole history)
+        option = orjson.OPT_INDENT_2 | (orjson.OPT_SORT_KEYS if sort_keys else 0)
+        try:
+            return orjson.dumps(value, option=option).decode("utf-8") + "\n"
+        except orjson.JSONEncodeError:
+            pass  # a lone surrogate, a 65-bit integer, or deeper than orjson goes: json below
     text = json.dumps(value, ensure_ascii=False, indent=indent, allow_nan=False, sort_keys=sort_keys)
     return _escape_lone_surrogates(text) + "\n"
 
@@ -112,7 +120,7 @@ def _orjson_agrees(value: Any) -> bool:
     which json refuses). The walk visits containers and scalars, never string contents, and is
     written flat because it runs over every node of a history that may hold millions.
     """
-    if type(value) is not dict and type(value) is not list:
+    if type(value) is not dict and type(value) is not list and not _plain_list(type(value)):
         return _plain_scalar(value)
     # Two stacks rather than one of (item, depth) pairs: pushing a small int allocates nothing,
     # and a walk that allocated a tuple per container would set off the garbage collector.
@@ -127,15 +135,21 @@ def _orjson_agrees(value: Any) -> bool:
             kind = type(child)
             if kind is str:
                 continue
-            if kind is dict or kind is list:
+            if kind is dict or kind is list or (kind is not int and _plain_list(kind)):
                 items.append(child)
                 depths.append(depth)
             elif kind is float:
                 if not _plain_float(child):
                     return False
-            elif not (kind is int or kind is bool or child is None):
-                return False
+            elif not (kind is int or kind is bool or child is None or issubclass(kind, str)):
+                return False  # a str subclass (a reason code's StrEnum) both write as its text
     return True
+
+
+def _plain_list(kind: type) -> bool:
+    """A list subclass both encoders write as its items (a file of JSON Lines): json iterates it,
+    orjson reads its items directly, which agree unless the subclass iterates otherwise."""
+    return issubclass(kind, list) and kind.__iter__ is list.__iter__
 
 
 def _encode(value: Any, *, sort_keys: bool) -> bytes:
