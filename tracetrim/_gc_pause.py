@@ -1,9 +1,10 @@
 """The cyclic garbage collector paused around a plan's CPU-bound stages, and restored on every path.
 
-A plan allocates millions of small objects (token sets, lines, copied blocks) that live until it ends
-and hold no cycles; each automatic collection walks them all again for nothing (about a tenth of a
-10,000-message plan's CPU time, `benchmarks/bench_plan.py`). The pause covers only code that never
-yields to the event loop, so a host's other tasks never run with the collector off.
+Reading, writing and copying a history pause it too. A plan allocates millions of small objects
+(token sets, lines, copied blocks) that live until it ends and hold no cycles; each automatic
+collection walks them all again for nothing (about a tenth of a 10,000-message plan's CPU time,
+`benchmarks/bench_plan.py`). The pause covers only code that never yields to the event loop, so a
+host's other tasks never run with the collector off.
 """
 
 from __future__ import annotations

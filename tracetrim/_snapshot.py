@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 from tracetrim._errors import TracetrimError
+from tracetrim._gc_pause import gc_paused
 from tracetrim._json import (
     MAX_NESTING,
     NestingError,
@@ -337,7 +338,8 @@ def _encoded_message(message: Any) -> tuple[bytes, Sequence[int]]:
 def encode_each(messages: Sequence[Message], *, owned: bool = False) -> EncodedHistory:
     """``messages`` as an `EncodedHistory` (``owned``: see there); raises ``TypeError``/``ValueError``
     for one JSON cannot carry."""
-    encoded = [_encoded_message(message) for message in messages]
+    with gc_paused():
+        encoded = [_encoded_message(message) for message in messages]
     return EncodedHistory(
         messages, [data for data, _ in encoded], [blocks for _, blocks in encoded], owned=owned
     )
@@ -397,7 +399,8 @@ def copy_messages(messages: Any, *, frame: Frame = LIST_FRAME, keep_encoded: boo
             yield data
 
     try:
-        digest = _framed_digest(encoded(), frame)
+        with gc_paused():  # pure copying: new objects that hold no cycles, as a plan's stages
+            digest = _framed_digest(encoded(), frame)
     except SnapshotError:
         raise
     except (TypeError, ValueError):
