@@ -135,14 +135,19 @@ def _orjson_agrees(value: Any) -> bool:
             kind = type(child)
             if kind is str:
                 continue
-            if kind is dict or kind is list or (kind is not int and _plain_list(kind)):
+            if kind is dict or kind is list:
                 items.append(child)
                 depths.append(depth)
             elif kind is float:
                 if not _plain_float(child):
                     return False
-            elif not (kind is int or kind is bool or child is None or issubclass(kind, str)):
-                return False  # a str subclass (a reason code's StrEnum) both write as its text
+            elif kind is int or kind is bool or child is None or issubclass(kind, str):
+                continue  # a str subclass (a reason code's StrEnum) both write as its text
+            elif _plain_list(kind):
+                items.append(child)
+                depths.append(depth)
+            else:
+                return False
     return True
 
 

@@ -25,6 +25,7 @@ from tracetrim.formats._common import (
     join_turns,
     neutral_input,
     position_of,
+    read_from,
     require_dict,
     require_sequence,
 )
@@ -133,8 +134,7 @@ def to_adk(messages: Sequence[Any]) -> list[Any]:
     """
     messages = results_apart(neutral_input(messages))  # a result beside its call: an event of its own
     values = [carried(message, FORMAT) for message in messages]
-    read = (v is not None or format_meta(m, FORMAT) for m, v in zip(messages, values, strict=True))
-    if messages and not any(read):
+    if messages and not read_from(messages, FORMAT):
         # ADK shows the model's turns of any author but the agent it runs as "another agent's" transcript
         raise SnapshotError(
             "an ADK session's events name the agent that wrote them, and a history not read from an ADK "

@@ -21,10 +21,11 @@ from tracetrim.formats._common import (
     format_meta,
     history_uuid,
     neutral_input,
+    read_from,
     require_dict,
     require_sequence,
 )
-from tracetrim.formats._openai_responses import from_openai_responses, to_openai_responses
+from tracetrim.formats._openai_responses import from_openai_responses, text_part_type, to_openai_responses
 from tracetrim.formats._order import order_of, reorder
 from tracetrim.formats._shape import JsonLines
 
@@ -121,8 +122,7 @@ def to_codex(messages: Sequence[Any]) -> list[Any]:
     live = [m for m, value in zip(messages, values, strict=True) if value is None]
     items = iter(_items_of(live))
     out: list[Any] = []
-    foreign = not any(format_meta(m, FORMAT) for m in messages)
-    if foreign:  # a history read from elsewhere: Codex resumes no rollout that does not start so
+    if not read_from(messages, FORMAT):  # from elsewhere: Codex resumes no rollout that does not start so
         out.append(_session_meta(live))
     last: Any = out[0]["timestamp"] if out else None
     for message, value in zip(messages, values, strict=True):
@@ -160,13 +160,10 @@ def _session_meta(live: Sequence[Message]) -> dict[str, Any]:
     return {"timestamp": _EPOCH, "type": "session_meta", "payload": payload}
 
 
-_PART_TYPES = {"assistant": "output_text"}
-
-
 def _with_parts(item: dict[str, Any]) -> dict[str, Any]:
     """A message item whose content is a string, with that string as one text part: the Responses API
     takes either, but codex-rs reads only parts, and skips the line on resume otherwise."""
     if item.get("type") != "message" or not isinstance(item.get("content"), str):
         return item
-    part = {"type": _PART_TYPES.get(item.get("role", ""), "input_text"), "text": item["content"]}
+    part = {"type": text_part_type(str(item.get("role", ""))), "text": item["content"]}
     return {**item, "content": [part]}

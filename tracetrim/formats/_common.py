@@ -52,6 +52,13 @@ def format_meta(message: Message, fmt: str) -> dict[str, Any]:
     return {}
 
 
+def read_from(messages: Iterable[Message], fmt: str) -> bool:
+    """Whether any of ``messages`` came from ``fmt``'s reader (a message or carrier with its metadata):
+    a history that did not is from elsewhere, and a session format writes what its agent needs to load
+    it."""
+    return any(format_meta(message, fmt) for message in messages)
+
+
 def attach_meta(message: Message, fmt: str, meta: dict[str, Any]) -> Message:
     """Store ``meta`` on ``message`` under the format's key, only when there is something to store."""
     if meta:

@@ -353,9 +353,9 @@ def to_gemini_cli(messages: Sequence[Any]) -> list[Any]:
     messages = results_beside(common.neutral_input(messages))  # a record holds its calls' results
     kept = {b["id"] for m in messages for b in m["content"] if b["type"] == "tool_call"}
     read = {c for m in messages for c in common.format_meta(m, FORMAT).get("calls", ()) if isinstance(c, str)}
-    session = _session_of(messages)
-    for i, message in enumerate(messages):
-        value = carried(message, FORMAT)
+    values = [carried(message, FORMAT) for message in messages]
+    session = _session_of(values, messages)
+    for i, (message, value) in enumerate(zip(messages, values, strict=True)):
         if value is not None:
             out.extend(value)
             continue
@@ -383,17 +383,18 @@ def to_gemini_cli(messages: Sequence[Any]) -> list[Any]:
             folded = record
         out.append(record)
     written = _with_shortened(_without_gone(out, read - kept), _shortened(messages))
-    if any(common.format_meta(m, FORMAT) for m in messages):
+    if common.read_from(messages, FORMAT):
         return written
     return JsonLines([session, *written])  # from elsewhere: a session log of its own, as the CLI loads it
 
 
-def _session_of(messages: Sequence[Message]) -> dict[str, Any]:
-    """The session's metadata line: the one read, else one for a history read from another format
-    (the CLI loads no session without ``sessionId`` and ``projectHash``; it keeps the hash it finds),
-    derived from the history, so writing it twice gives the same file."""
-    for message in messages:
-        for line in carried(message, FORMAT) or ():
+def _session_of(values: Sequence[Any], messages: Sequence[Message]) -> dict[str, Any]:
+    """The session's metadata line: the one read (among the carriers' ``values``), else one for a
+    history read from another format (the CLI loads no session without ``sessionId`` and
+    ``projectHash``; it keeps the hash it finds), derived from the history, so writing it twice gives
+    the same file."""
+    for value in values:
+        for line in value or ():
             if _is_metadata(line):
                 return dict(line)
     session = common.history_uuid(messages)

@@ -23,7 +23,8 @@ def _reasoning_text(item: dict[str, Any]) -> str:
     return "\n\n".join(t for t in texts if isinstance(t, str))
 
 
-def _default_part_type(role: str) -> str:
+def text_part_type(role: str) -> str:
+    """The type of a text part a message of ``role`` holds in the Responses API."""
     return "output_text" if role == "assistant" else "input_text"
 
 
@@ -47,7 +48,7 @@ def _message_blocks(item: dict[str, Any], i: int, meta: dict[str, Any]) -> list[
             and isinstance(part.get("text"), str)
         ):
             extra = common.extras(part, ("text",))
-            if extra != {"type": _default_part_type(role)}:
+            if extra != {"type": text_part_type(role)}:
                 part_extras[str(j)] = copy.deepcopy(extra)
             blocks.append({"type": "text", "text": part["text"]})
         else:
@@ -211,7 +212,7 @@ def _message_item(
         content = []
         for k, (_, block) in enumerate(texts):
             if block["type"] == "text":
-                part = {"type": _default_part_type(role), "text": block["text"]}
+                part = {"type": text_part_type(role), "text": block["text"]}
                 part.update(copy.deepcopy(part_extras.get(str(k), {})))
                 content.append(part)
             else:
