@@ -449,6 +449,29 @@ def _whole_list(data: Sequence[Any]) -> str | None:
     return None
 
 
+def _is_message(item: Any) -> bool:
+    """Whether ``item`` is told to be a message (or item) of a format whose history is a list of them."""
+    if not isinstance(item, dict):
+        return False
+    return (
+        "role" in item
+        or tag(item.get("type")) in _RESPONSES_TYPES
+        or is_langchain_json(item)
+        or is_pydantic_ai_message(item)
+        or is_gemini_content(item)
+    )
+
+
+def _messages_a_line(lines: Sequence[Any]) -> bool:
+    """Whether JSON Lines are a message list, one message a line: some are told to be messages and
+    every one is shaped like one (Responses items of other types, ``web_search_call`` say, too)."""
+    shaped = all(
+        isinstance(item, dict) and ("role" in item or isinstance(item.get("type"), str) or "kind" in item)
+        for item in lines
+    )
+    return shaped and any(_is_message(item) for item in lines)
+
+
 def _unsupported(data: Any) -> FormatError:
     return FormatError(
         f"{describe(data)}: not a history format tracetrim reads ({', '.join(HISTORY_FORMATS)})"
@@ -579,7 +602,7 @@ def detect_format(data: Any) -> str:
         whole = _whole_list(data)
         if whole is not None:
             return whole
-        if isinstance(data, JsonLines):
+        if isinstance(data, JsonLines) and not _messages_a_line(data):
             raise _unsupported(data)
         return detect_messages(data)
     raise _unsupported(data)
