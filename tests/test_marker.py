@@ -9,10 +9,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tracetrim
+from tests._hang_guard import finishes
 from tests.conftest import load_scenario
 from tracetrim import Compactor, CompactorConfig
 from tracetrim._marker import (
     MARKER_KEY,
+    MARKER_PREFIX,
     RECALL_TOOL_NAME,
     ShortenedNote,
     is_shortened,
@@ -135,3 +137,40 @@ def _key_uses(path: Path, key: str) -> list[int]:
 def _line_of(path: Path, start: str) -> int:
     lines = path.read_text(encoding="utf-8").splitlines()
     return next(n for n, line in enumerate(lines, 1) if line.startswith(start))
+
+
+@given(
+    head=st.lists(
+        st.sampled_from(
+            [
+                MARKER_PREFIX,
+                " call x",
+                " was shortened from 1 to 2 characters",
+                ". The full result was not archived.",
+                "]",
+                "text\n",
+            ]
+        ),
+        max_size=30,
+    )
+)
+def test_the_note_that_ends_a_result_is_found_whatever_the_result_quotes(head: list[str]) -> None:
+    """A result may quote the note's prefix and pieces of notes (a page about tracetrim); only the
+    note rebuild appended, at its end, is read."""
+    note = shortened_note("read_file", "c9", 5000, 700, REF)
+    assert parse_shortened_note("".join(head) + "\n" + note) == ShortenedNote("c9", 5000, REF)
+    quoted = "".join(head) + "\nmore output"
+    assert parse_shortened_note(quoted) is None
+
+
+def test_reading_a_note_is_linear_in_what_the_result_quotes() -> None:
+    """Megabytes quoting the prefix: each quote was once matched to the end of the text."""
+    finishes(
+        "from tracetrim._marker import MARKER_PREFIX, ShortenedNote, parse_shortened_note, shortened_note\n"
+        "spam = (MARKER_PREFIX + 'x call y was shortened from 1 to 2 characters') * 40_000\n"
+        "note = shortened_note('fetch', 'c1', 3_000_000, 900, '')\n"
+        "assert parse_shortened_note(spam + note) == ShortenedNote('c1', 3_000_000, '')\n"
+        "assert parse_shortened_note(spam + ']') is None\n"
+        "removed = MARKER_PREFIX + ' call x (1 characters) was removed;' * 60_000 + ']'\n"
+        "assert parse_shortened_note(removed) is None\n"
+    )

@@ -104,10 +104,13 @@ def parse_shortened_note(text: str) -> ShortenedNote | None:
     removed = _REMOVED_NOTE.match(text)
     if removed is not None:
         return ShortenedNote(removed.group("call_id"), int(removed.group("chars")), "")
-    found = None
-    for found in _SHORTENED_NOTE.finditer(text):  # noqa: B007 - the last note is the one rebuild appended
-        continue
-    if found is None or not text.rstrip().endswith("]"):
+    if not text.rstrip().endswith("]"):
+        return None
+    # Only the last prefix can start the note rebuild appended. Matching from every earlier one (a
+    # result may quote the prefix any number of times) made this quadratic in the result's length.
+    start = text.rfind(MARKER_PREFIX)
+    found = _SHORTENED_NOTE.match(text, start) if start >= 0 else None
+    if found is None:
         return None
     return ShortenedNote(found.group("call_id"), int(found.group("chars")), found.group("ref") or "")
 

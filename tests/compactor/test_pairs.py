@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from tests._histories import assistant, call, result, text, tool_history, user
+from tracetrim._marker import shortened_note
 from tracetrim._snapshot import validate_messages
 from tracetrim.compactor._pairs import Pair, find_pairs, protected_messages
 
@@ -161,3 +162,14 @@ def test_recent_window_counts_messages() -> None:
     messages = tool_history(4, tail=0)
     pairs = _pairs(messages, recent=2)
     assert [p.candidate for p in pairs.values()] == [True, True, False, False]
+
+
+def test_a_result_quoting_the_note_is_judged_and_one_ending_in_a_note_is_already_shortened() -> None:
+    """Formats without block metadata carry only the note's text; a result that merely quotes it (a
+    page or a source file about tracetrim) is not one tracetrim shortened, and stays a candidate."""
+    note = shortened_note("read_file", "c1", 5000, 700, "ab" * 32)
+    quoting = f"docs say notes look like:\n{note}\nand that is all"
+    pairs = _pairs(_with(assistant("a1", call("c1"), result("c1", output=quoting))))
+    assert pairs["c1"].candidate and pairs["c1"].reason == ""
+    shortened = _pairs(_with(assistant("a1", call("c1"), result("c1", output=f"head\n{note}"))))
+    assert shortened["c1"].reason == "already_shortened"

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from tests._decision_servers import ChatStandIn, fake_probability
+from tests._hang_guard import finishes
 from tracetrim.decision._chat_logprobs import ChatLogprobsModel, json_probability, label_probability
 from tracetrim.decision._http import RetryPolicy
 from tracetrim.decision._protocol import BinaryQuestion, DecisionModelError
@@ -49,6 +50,20 @@ def test_json_probability_tolerates_chatter() -> None:
     assert json_probability('```json\n{"probability": 0.25}\n```') == 0.25
     with pytest.raises(DecisionModelError):
         json_probability("I think yes")
+    assert json_probability('{"answer": {"probability": 0.3}, "why": "it reads the file"}') == 0.3
+    assert json_probability('{"probability": "high"} then {"probability": 0.75}') == 0.75
+
+
+def test_json_probability_reads_a_reply_of_unclosed_braces_in_one_pass() -> None:
+    """A server's reply of 300,000 braces: each brace was once matched to the end of the reply."""
+    finishes(
+        "from tracetrim.decision import DecisionModelError\n"
+        "from tracetrim.decision._chat_logprobs import json_probability\n"
+        "try:\n    json_probability('{' * 300_000)\n"
+        "except DecisionModelError:\n    pass\n"
+        "else:\n    raise AssertionError('read a probability from braces')\n"
+        "assert json_probability('{' * 300_000 + '{\"probability\": 0.5}') == 0.5\n"
+    )
 
 
 async def test_one_request_per_question_with_logprobs_and_the_state_in_the_shared_prefix() -> None:

@@ -20,6 +20,7 @@ from typing import Any, Self
 import pytest
 
 import tracetrim as tt
+from tests._hang_guard import finishes
 from tests.conftest import load_scenario
 from tracetrim._logging import redact_url, redact_urls
 from tracetrim.archive import ArchiveError, open_archive
@@ -111,6 +112,19 @@ def test_redact_url_blanks_user_info_query_values_and_fragment() -> None:
     assert (
         redact_urls(text)
         == "POST https://***@host:8443/v1?api_key=***&v=***#*** failed; see 'https://***@h/x'"
+    )
+
+
+def test_urls_are_found_after_any_run_of_scheme_characters_and_in_one_pass() -> None:
+    """A server may echo anything: "a.a.a..." (each letter a word start) was once read from every
+    letter to its end before each "://" (a hundred kilobytes took seconds, a megabyte minutes)."""
+    assert redact_urls(f"{'a' * 100}https://u:{PASSWORD}@h/x") == f"{'a' * 100}https://***@h/x"
+    assert redact_urls(f"_https://u:{PASSWORD}@h") == "_https://***@h"
+    assert redact_urls("é.https://h?k=1 and 1http://h?k=2") == "é.https://h?k=*** and 1http://h?k=***"
+    finishes(
+        "from tracetrim._logging import redact_urls\n"
+        "text = 'a.' * 1_000_000 + 'https://u:secret-password@h'\n"
+        "assert redact_urls(text) == 'a.' * 1_000_000 + 'https://***@h'\n"
     )
 
 

@@ -15,6 +15,7 @@ import pytest
 import tracetrim as tt
 from tests import _provider_rules as rules
 from tests._compact_plans import write_back
+from tests._hang_guard import finishes
 from tracetrim._snapshot import SnapshotError
 from tracetrim.archive import KeyValueArchive, MemoryStore
 from tracetrim.cli import main
@@ -219,6 +220,23 @@ def test_a_session_log_reads_as_the_session_it_folds_to() -> None:
     assert fold_log(written) == (metadata, records)
     rewound = [*lines, {"$rewindTo": records[-3]["id"]}]
     assert fold_log(rewound)[1] == records[:-3]
+    assert fold_log([*lines, {"$rewindTo": "no-such-record"}])[1] == []
+    again = [*rewound, records[-2], records[-1], {"$rewindTo": records[-2]["id"]}]
+    assert fold_log(again)[1] == records[:-3]
+
+
+def test_a_log_of_many_rewinds_folds_in_one_pass() -> None:
+    """Each ``$rewindTo`` once listed every record: 60,000 records each rewound once took minutes."""
+    finishes(
+        "from tracetrim.formats._gemini_cli import fold_log\n"
+        "meta = {'sessionId': 's', 'projectHash': 'p', 'startTime': 't', 'lastUpdated': 't'}\n"
+        "def record(name):\n"
+        "    return {'id': name, 'type': 'user', 'content': 'x', 'timestamp': 't'}\n"
+        "lines = [meta] + [record(f'r{n}') for n in range(60_000)]\n"
+        "for n in range(60_000):\n"
+        "    lines += [record(f'x{n}'), {'$rewindTo': f'x{n}'}]\n"
+        "assert len(fold_log(lines)[1]) == 60_000\n"
+    )
 
 
 def test_a_call_that_goes_takes_its_parts_and_leaves_its_signature() -> None:

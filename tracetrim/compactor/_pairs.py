@@ -8,7 +8,7 @@ from typing import Any
 import attrs
 
 from tracetrim._json import canonical_length, strict_loads, text_nesting_exceeds
-from tracetrim._marker import MARKER_PREFIX, has_mark
+from tracetrim._marker import MARKER_PREFIX, has_mark, parse_shortened_note
 from tracetrim._snapshot import Block, Message, text_of_output
 
 PIN_KEYS = ("tracetrim.pinned", "jev.context.pinned")
@@ -107,8 +107,9 @@ def _guard(
         return input_problem
     if result_text is None:
         return "non_text_output"
-    # The marker text counts too: formats without block metadata (OpenAI chat) carry only the text.
-    if has_mark(result) or MARKER_PREFIX in result_text:
+    # The note counts too: formats without block metadata (OpenAI chat) carry only the text. Only a
+    # note that ends the result: one quoting the prefix (a page about tracetrim) is not shortened.
+    if has_mark(result) or (MARKER_PREFIX in result_text and parse_shortened_note(result_text) is not None):
         return "already_shortened"
     return ""
 

@@ -39,7 +39,10 @@ JSON_INSTRUCTION = (
     'yes/no question. Reply with JSON only: {"probability": P}, where P is the probability '
     "(0 to 1) that the answer is yes."
 )
-_JSON_OBJECT = re.compile(r"\{.*?\}", re.DOTALL)
+_JSON_OBJECT = re.compile(r"\{[^{}]*\}")
+"""An object with no object inside (``{"probability": P}``, alone or nested in another). Each brace is
+scanned past once: a lazy match of anything up to a closing brace ran to the end of the reply from
+every unclosed brace (quadratic: a reply of 100,000 braces took a minute)."""
 # Plans remembered at once: enough for a host's concurrent plans, few enough to forget old ones.
 _PLANS_KEPT = 32
 

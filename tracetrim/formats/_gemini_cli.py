@@ -88,10 +88,13 @@ def fold_log(lines: Sequence[Any]) -> tuple[dict[str, Any], list[Any]]:
     for i, line in enumerate(lines):
         line = common.require_dict(line, "a session line", message=i)
         if isinstance(line.get("$rewindTo"), str):
-            ids = list(records)
-            gone = ids[ids.index(line["$rewindTo"]) :] if line["$rewindTo"] in records else ids
-            for record_id in gone:
-                del records[record_id]
+            # The record named and every one after it go (all, when it is unknown). Popped from the
+            # end, so each record is removed once however many rewinds a log holds.
+            target = line["$rewindTo"]
+            if target not in records:
+                records.clear()
+            while records and records.popitem()[0] != target:
+                pass
         elif isinstance(line.get("id"), str):
             records[line["id"]] = line
         elif isinstance(line.get("$set"), dict):
