@@ -6,7 +6,8 @@ Run: python benchmarks/bench_hostile.py [--size 300000]
 Plans put the hostile text in one result of a 60-message `bench_plan.synthetic_history` and plan it with
 the default judge. The readers take the text itself: a shortened-result note after megabytes quoting its
 prefix, URLs to redact in a server's echo, a chat server's JSON reply of unclosed braces, a Gemini CLI
-log of many rewinds. Times are the best of three.
+log of many rewinds, a turn of calls answered in reverse (Ollama), assistant turns in a row written
+as LangChain messages and as a Gemini CLI session. Times are the best of three.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from tracetrim._logging import redact_urls
 from tracetrim._marker import MARKER_PREFIX, TOMBSTONE_PREFIX, parse_shortened_note, shortened_note
 from tracetrim.decision import DecisionModelError
 from tracetrim.decision._chat_logprobs import json_probability
+from tracetrim.formats import HISTORY_FORMATS
 from tracetrim.formats._gemini_cli import fold_log
 
 _QUOTED_NOTE = MARKER_PREFIX + "x call y was shortened from 1 to 2 characters"
@@ -76,11 +78,34 @@ def _rewinds(n: int) -> Any:
     return fold_log(lines)
 
 
+def _ollama_reversed(n: int) -> Any:
+    calls = [{"function": {"name": "f", "arguments": {}}, "id": f"c{k}"} for k in range(n // 50)]
+    tools = [{"role": "tool", "tool_call_id": f"c{k}", "content": "ok"} for k in reversed(range(n // 50))]
+    turn = {"role": "assistant", "content": "", "tool_calls": calls}
+    return HISTORY_FORMATS["ollama"].read([{"role": "user", "content": "hi"}, turn, *tools], {})
+
+
+def _assistant_turns(fmt: str) -> Callable[[int], Any]:
+    def write(n: int) -> Any:
+        turns = [
+            {"id": f"m{k}", "role": "assistant", "content": [{"type": "text", "text": "a"}]}
+            for k in range(n // 50)
+        ]
+        return HISTORY_FORMATS[fmt].write(
+            [{"id": "u", "role": "user", "content": [{"type": "text", "text": "hi"}]}, *turns]
+        )
+
+    return write
+
+
 READERS: dict[str, Callable[[int], Any]] = {
     "note after quoted prefixes": _note,
     "URLs after a.a.a...": lambda n: redact_urls("a." * (n // 2) + "https://u:key@h"),
     "JSON reply of braces": _braces,
     "Gemini CLI log of rewinds (n/100 records)": _rewinds,
+    "Ollama calls answered in reverse (n/50)": _ollama_reversed,
+    "LangChain write, assistant turns (n/50)": _assistant_turns("langchain"),
+    "Gemini CLI write, assistant turns (n/50)": _assistant_turns("gemini-cli"),
 }
 
 

@@ -36,17 +36,32 @@ class CallBlocks:
         return {"call_id": self.call_id, "call": self.call, "result": self.result}
 
 
-def find_call(messages: Sequence[Message], call_id: str) -> CallBlocks | None:
-    """Copies of the first tool_call and tool_result with ``call_id``; None when neither exists."""
-    found: dict[str, Block] = {}
+def _first_blocks(messages: Sequence[Message]) -> dict[str, dict[str, Block]]:
+    """Each call id to its first tool_call and first tool_result (by type), in one pass over ``messages``."""
+    first: dict[str, dict[str, Block]] = {}
     for message in messages:
         for block in message.get("content", ()):
             key = tool_key(block)
-            if key is not None and key[1] == call_id and key[0] not in found:
-                found[key[0]] = copy.deepcopy(block)
+            if key is not None:
+                first.setdefault(key[1], {}).setdefault(key[0], block)
+    return first
+
+
+def _call_blocks(call_id: str, found: dict[str, Block] | None) -> CallBlocks | None:
+    """Copies of ``found``'s blocks as `CallBlocks`; None when there are none."""
     if not found:
         return None
-    return CallBlocks(call_id=call_id, call=found.get("tool_call"), result=found.get("tool_result"))
+    # Copied per request: the caller may edit what it gets, and an id asked twice gets two copies.
+    return CallBlocks(
+        call_id=call_id,
+        call=copy.deepcopy(found.get("tool_call")),
+        result=copy.deepcopy(found.get("tool_result")),
+    )
+
+
+def find_call(messages: Sequence[Message], call_id: str) -> CallBlocks | None:
+    """Copies of the first tool_call and tool_result with ``call_id``; None when neither exists."""
+    return _call_blocks(call_id, _first_blocks(messages).get(call_id))
 
 
 async def restore_calls(
@@ -58,9 +73,11 @@ async def restore_calls(
     """
     wanted = [call_ids] if isinstance(call_ids, str) else list(call_ids)
     messages = await archive.restore(scope, ref)
+    # Indexed once: looking each id up by a scan of the snapshot is quadratic in ids and messages.
+    first = _first_blocks(messages)
     restored = []
     for call_id in wanted:
-        blocks = find_call(messages, call_id)
+        blocks = _call_blocks(call_id, first.get(call_id))
         if blocks is None:
             raise CallNotFoundError(f"snapshot {ref} in {scope_label(scope)} has no tool call {call_id!r}")
         restored.append(blocks)
@@ -72,11 +89,12 @@ def calls_history(messages: Sequence[Message], call_ids: Iterable[str]) -> list[
     blocks: the calls as a history of their own, for a format's writer (`tracetrim restore --call-id
     ID --format NAME`). Raises `CallNotFoundError` naming the first id no message holds."""
     wanted = [call_ids] if isinstance(call_ids, str) else list(call_ids)
+    wanted_set = set(wanted)  # a set: one membership test per block, however many ids are asked
     out: list[Message] = []
     seen: set[str] = set()
     for message in messages:
         blocks = [
-            b for b in message.get("content", ()) if (key := tool_key(b)) is not None and key[1] in wanted
+            b for b in message.get("content", ()) if (key := tool_key(b)) is not None and key[1] in wanted_set
         ]
         if blocks:
             seen.update(b["id"] for b in blocks)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
@@ -34,22 +35,85 @@ def _signature(block: Block) -> object:
     return key if key is not None else block
 
 
-def _derives_from(archived: Message, current: Message, dropped: set[_Key]) -> bool:
+def _stones(message: Message) -> list[str]:
+    """The call ids of ``message``'s tombstones, in order."""
+    return [call for b in message["content"] if (call := tombstone_call_id(b)) is not None]
+
+
+def _kept(archived: Message, dropped: set[_Key]) -> list[object]:
+    """The signatures of ``archived``'s blocks that compaction kept, in order."""
+    return [_signature(b) for b in archived["content"] if tool_key(b) not in dropped]
+
+
+def _derives_from(
+    archived: Message, kept: list[object], current: Message, stones: list[str], dropped: set[_Key]
+) -> bool:
     """True when ``current`` can be ``archived`` after compaction (and blocks appended since).
 
-    Tombstones (left where a dropped call stood) stand for their call: they must name calls of
-    ``archived`` that were dropped, and are otherwise skipped in the comparison.
+    ``kept`` is `_kept` of ``archived`` and ``stones`` `_stones` of ``current``, worked out once by the
+    caller rather than once per candidate pair. Tombstones (left where a dropped call stood) stand for
+    their call: they must name calls of ``archived`` that were dropped, and are otherwise skipped in
+    the comparison.
     """
     if current.get("role") != archived.get("role") or current.get("id") != archived.get("id"):
         return False
-    kept = [_signature(b) for b in archived["content"] if tool_key(b) not in dropped]
-    stones = [call for b in current["content"] if (call := tombstone_call_id(b)) is not None]
     if any(("tool_call", call) not in dropped for call in stones):
         return False
     if archived["content"] and not kept and not stones:
         return False  # a message whose blocks all went is gone, unless tombstones mark its place
     now = [b for b in current["content"] if tombstone_call_id(b) is None]
     return len(now) >= len(kept) and all(_signature(b) == k for b, k in zip(now, kept, strict=False))
+
+
+def _all_dropped(message: Message, dropped: set[_Key]) -> bool:
+    """True when ``message`` had blocks and compaction dropped every one of them."""
+    content = message["content"]
+    return bool(content) and all(tool_key(b) in dropped for b in content)
+
+
+def _stone_places(
+    current: Sequence[Message], stones: Sequence[list[str]], dropped: set[_Key]
+) -> dict[tuple[object, object], list[int]]:
+    """By role and id, in order, the current messages an all-dropped archived message derives to.
+
+    `_derives_from` of a message with nothing kept asks only for its role and id and for tombstones,
+    all of dropped calls: a test of the current message alone, so it can be indexed once. Looking
+    such a message up here, rather than scanning the rest of ``current`` for it each time, is what
+    keeps the alignment linear when many archived messages went entirely.
+    """
+    places: dict[tuple[object, object], list[int]] = {}
+    for c, message in enumerate(current):
+        if stones[c] and all(("tool_call", call) in dropped for call in stones[c]):
+            places.setdefault((message.get("role"), message.get("id")), []).append(c)
+    return places
+
+
+def _first_from(places: list[int], cursor: int) -> int | None:
+    """The first of the ascending ``places`` at or after ``cursor``; None when there is none."""
+    at = bisect_left(places, cursor)
+    return places[at] if at < len(places) else None
+
+
+def _scan(
+    i: int,
+    archived: Message,
+    current: list[Message],
+    stones: list[list[str]],
+    cursor: int,
+    dropped: set[_Key],
+) -> int:
+    """The first current message from ``cursor`` on that archived message ``i`` derives to.
+
+    Raises ``ValueError`` when there is none: the message is out of order, or not there at all.
+    """
+    kept = _kept(archived, dropped)
+    for c in range(cursor, len(current)):
+        if _derives_from(archived, kept, current[c], stones[c], dropped):
+            return c
+    label = f"archived message {i}" + (f" ({archived['id']!r})" if "id" in archived else "")
+    if any(_derives_from(archived, kept, current[c], stones[c], dropped) for c in range(cursor)):
+        raise FieldValueError(f"current history reorders {label}")
+    raise FieldValueError(f"cannot align {label} with the current history")
 
 
 def _align(archived: list[Message], current: list[Message], dropped: set[_Key]) -> dict[int, int]:
@@ -62,20 +126,21 @@ def _align(archived: list[Message], current: list[Message], dropped: set[_Key]) 
     A message goes only when every one of its blocks was dropped, and only such a message may be
     missing.
     """
+    stones = [_stones(message) for message in current]
+    places = _stone_places(current, stones, dropped)
     mapping: dict[int, int] = {}
     cursor = 0
     for i, message in enumerate(archived):
-        content = message["content"]
-        c = next(
-            (c for c in range(cursor, len(current)) if _derives_from(message, current[c], dropped)), None
-        )
-        if c is None and content and all(tool_key(b) in dropped for b in content):
-            continue  # every block was dropped and no tombstone marks the place: the message went
-        if c is None:
-            label = f"archived message {i}" + (f" ({message['id']!r})" if "id" in message else "")
-            if any(_derives_from(message, current[c], dropped) for c in range(cursor)):
-                raise FieldValueError(f"current history reorders {label}")
-            raise FieldValueError(f"cannot align {label} with the current history")
+        if _all_dropped(message, dropped):
+            # Looked up, not scanned for: a message that went would otherwise read the whole rest
+            # of ``current`` in vain, once per message that went.
+            c = _first_from(places.get((message.get("role"), message.get("id")), []), cursor)
+            if c is None:
+                continue  # every block was dropped and no tombstone marks the place: the message went
+        else:
+            # A scan that finds its message moves the cursor past every message it read, and one
+            # that does not raises: each current message is read once.
+            c = _scan(i, message, current, stones, cursor, dropped)
         mapping[i] = c
         cursor = c + 1
     return mapping

@@ -273,11 +273,15 @@ def join_turns(
     """
     out: list[dict[str, Any]] = []
     last: int | None = None
+    owned = -1  # the entry of ``out`` whose parts list this function made: extended, never copied again
     for entry, position in zip(entries, positions, strict=True):
         adjacent = position is not None and last is not None and position == last + 1
         if out and role_of(out[-1]) == role_of(entry) and not adjacent:
             joined = out[-1]
-            joined[parts] = [*as_parts(joined[parts]), *as_parts(entry[parts])]
+            if owned != len(out) - 1:
+                joined[parts] = list(as_parts(joined[parts]))
+                owned = len(out) - 1
+            joined[parts].extend(as_parts(entry[parts]))
             for key, value in entry.items():
                 joined.setdefault(key, value)
         else:
@@ -382,12 +386,15 @@ def join_bared(
     turn holding its calls and then their results is.
     """
     out: list[Message] = []
+    paired = False  # whether the last of ``out`` holds a call or a result
+    owned = False  # whether the last of ``out`` is a copy made here: a run of joins extends it in place
     for message in messages:
         previous = out[-1] if out else None
+        holds_pair = any(b.get("type") in _PAIRED for b in message.get("content", ()))
         if (
             previous is not None
             and previous["role"] == "assistant"
-            and not any(b.get("type") in _PAIRED for b in previous.get("content", ()))
+            and not paired
             and message["role"] == "assistant"
             and message.get("content")
             and message["content"][0].get("type") != "tool_result"
@@ -396,7 +403,12 @@ def join_bared(
                 or (neighbours is not None and (previous["id"], message["id"]) not in neighbours)
             )
         ):
-            out[-1] = {**previous, "content": [*previous["content"], *message["content"]]}
+            if not owned:
+                out[-1] = {**previous, "content": list(previous["content"])}
+                owned = True
+            out[-1]["content"].extend(message["content"])
+            paired = holds_pair
             continue
         out.append(message)
+        paired, owned = holds_pair, False
     return out

@@ -10,6 +10,7 @@ from tracetrim._json import spaced_json
 from tracetrim._snapshot import Block, Message, SnapshotError
 from tracetrim.formats import _common as common
 from tracetrim.formats._layout import results_apart
+from tracetrim.formats._open_calls import OpenCalls
 from tracetrim.formats._order import reorder
 
 FORMAT = "gemini"
@@ -61,7 +62,7 @@ class _Calls:
 
     def __init__(self) -> None:
         self.names: dict[str, str] = {}
-        self.open: list[tuple[str, str]] = []
+        self.open = OpenCalls()
         self.seen: dict[str, int] = {}
 
     def call(self, part: Mapping[str, Any], name: str, args: Any) -> tuple[str, bool]:
@@ -73,7 +74,7 @@ class _Calls:
         if call_id is None:
             call_id = common.content_id("gemini-", {"name": name, "args": args}, self.seen)
         self.names[call_id] = name
-        self.open.append((call_id, name))
+        self.open.add(call_id, name)
         return call_id, invented
 
     def answer(self, part: Mapping[str, Any], name: str) -> tuple[str, bool]:
@@ -81,12 +82,11 @@ class _Calls:
         name; an orphan gets an id of its own) and whether it was invented."""
         given = part.get("id")
         if isinstance(given, str) and given:
-            self.open = [c for c in self.open if c[0] != given]
+            self.open.close_id(given)
             return given, False
-        for k, (call_id, call_name) in enumerate(self.open):
-            if call_name == name:
-                del self.open[k]
-                return call_id, True
+        found = self.open.take_name(name)
+        if found is not None:
+            return found[0], True
         return common.content_id("gemini-orphan-", {"name": name}, self.seen), True
 
 

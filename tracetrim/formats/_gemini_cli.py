@@ -351,8 +351,8 @@ def to_gemini_cli(messages: Sequence[Any]) -> list[Any]:
     On resume the CLI sends each gemini record as a model turn, and Gemini refuses two model turns in a
     row, so a gemini record whose calls all went joins the gemini record after it (its text first).
     """
-    out: list[Any] = []
-    folded: dict[str, Any] | None = None  # a gemini record whose calls all went, to join the next one
+    out = _Records()
+    folded: int | None = None  # where a gemini record whose calls all went is, to join the next one
     messages = results_beside(common.neutral_input(messages))  # a record holds its calls' results
     kept = {b["id"] for m in messages for b in m["content"] if b["type"] == "tool_call"}
     read = {c for m in messages for c in common.format_meta(m, FORMAT).get("calls", ()) if isinstance(c, str)}
@@ -360,7 +360,7 @@ def to_gemini_cli(messages: Sequence[Any]) -> list[Any]:
     session = _session_of(values, messages)
     for i, (message, value) in enumerate(zip(messages, values, strict=True)):
         if value is not None:
-            out.extend(value)
+            out.put(*value)
             continue
         meta = common.format_meta(message, FORMAT)
         shell = meta.get("record")
@@ -368,7 +368,7 @@ def to_gemini_cli(messages: Sequence[Any]) -> list[Any]:
             # the CLI sets its system prompt from its own configuration: no record holds one
             raise SnapshotError("a Gemini CLI session holds no system messages", message=i, field="role")
         if not isinstance(shell, dict):
-            shell = _fresh_record(message, i, session["sessionId"], out)
+            shell = _fresh_record(message, i, session["sessionId"], out.last_stamp())
         record: dict[str, Any] = {}
         for key, value in shell.items():
             if value == _CONTENT:
@@ -379,13 +379,12 @@ def to_gemini_cli(messages: Sequence[Any]) -> list[Any]:
                 record[key] = copy.deepcopy(value)
         if folded is not None:
             if record.get("type") == "gemini":
-                out.remove(folded)
-                record["content"] = _joined(folded.get("content"), record.get("content"))
+                record["content"] = _joined(out.drop(folded).get("content"), record.get("content"))
             folded = None
         if meta.get("called") and record.get("type") == "gemini" and not record.get("toolCalls"):
-            folded = record
-        out.append(record)
-    written = _with_shortened(_without_gone(out, read - kept), _shortened(messages))
+            folded = len(out.records)
+        out.put(record)
+    written = _with_shortened(_without_gone(out.kept(), read - kept), _shortened(messages))
     if common.read_from(messages, FORMAT):
         return written
     return JsonLines([session, *written])  # from elsewhere: a session log of its own, as the CLI loads it
@@ -404,11 +403,43 @@ def _session_of(values: Sequence[Any], messages: Sequence[Message]) -> dict[str,
     return {"sessionId": session, "projectHash": sha256_hex(session.encode()), "kind": "main"}
 
 
-def _fresh_record(message: Message, i: int, session: str, before: Sequence[Any]) -> dict[str, Any]:
+class _Records:
+    """The records written so far: a record joined into a later one is dropped from its place, and the
+    last one with a ``timestamp`` is at hand; each in constant time (amortized), where a search of the
+    records written so far made a long history from elsewhere quadratic."""
+
+    def __init__(self) -> None:
+        self.records: list[Any] = []
+        self._dropped: set[int] = set()
+        self._stamped: list[int] = []  # where the records with a timestamp are, in order
+
+    def put(self, *records: Any) -> None:
+        """``records`` written after the others."""
+        for record in records:
+            if isinstance(record, dict) and "timestamp" in record:
+                self._stamped.append(len(self.records))
+            self.records.append(record)
+
+    def drop(self, at: int) -> Any:
+        """The record at ``at``, no longer written."""
+        self._dropped.add(at)
+        return self.records[at]
+
+    def last_stamp(self) -> Any:
+        """The ``timestamp`` of the last record written that has one (None if none has)."""
+        while self._stamped and self._stamped[-1] in self._dropped:
+            self._stamped.pop()
+        return self.records[self._stamped[-1]]["timestamp"] if self._stamped else None
+
+    def kept(self) -> list[Any]:
+        """The records written, in order."""
+        return [r for at, r in enumerate(self.records) if at not in self._dropped]
+
+
+def _fresh_record(message: Message, i: int, session: str, stamp: Any) -> dict[str, Any]:
     """The shell of a record for a message that had none (a summary, or a history from elsewhere): an
-    ``id`` (the CLI skips a record without one) and the last record's ``timestamp``."""
+    ``id`` (the CLI skips a record without one) and the last record's ``timestamp`` (``stamp``)."""
     shell: dict[str, Any] = {"id": common.derived_uuid(session, message.get("id"), i)}
-    stamp = next((r["timestamp"] for r in reversed(before) if isinstance(r, dict) and "timestamp" in r), None)
     if stamp is not None:
         shell["timestamp"] = stamp
     shell["type"] = "gemini" if message["role"] == "assistant" else "user"

@@ -17,6 +17,7 @@ from typing import Any
 from tracetrim._snapshot import Block, Message, SnapshotError
 from tracetrim.formats import _common as common
 from tracetrim.formats._layout import results_apart
+from tracetrim.formats._open_calls import OpenCalls
 
 FORMAT = "ollama"
 _ROLES = frozenset({"system", "user", "assistant", "tool"})
@@ -45,18 +46,13 @@ def is_ollama_message(message: Any) -> bool:
     return isinstance(calls, list) and any(_function(call) is not None for call in calls)
 
 
-def _answered(tool: dict[str, Any], pending: list[tuple[str, str]]) -> int | None:
-    """Which pending call a tool message answers: the one its id names, else the first with its
-    ``tool_name``, else the first; None when nothing is pending."""
-    named = tool.get("tool_call_id")
-    for n, (call_id, _) in enumerate(pending):
-        if named is not None and call_id == named:
-            return n
-    name = tool.get("tool_name", tool.get("name"))
-    for n, (_, call_name) in enumerate(pending):
-        if call_name == name:
-            return n
-    return 0 if pending else None
+def _answered(tool: dict[str, Any], pending: OpenCalls) -> tuple[str, str] | None:
+    """The pending call a tool message answers, no longer pending: the one its id names, else the
+    first with its ``tool_name``, else the first; None when nothing is pending."""
+    found = pending.take_id(tool.get("tool_call_id"))
+    if found is None:
+        found = pending.take_name(tool.get("tool_name", tool.get("name")))
+    return found if found is not None else pending.take_first()
 
 
 def from_ollama(messages: Sequence[Any]) -> list[Message]:
@@ -69,7 +65,7 @@ def from_ollama(messages: Sequence[Any]) -> list[Message]:
     """
     common.require_sequence(messages, "messages", "message objects")
     seen: dict[str, int] = {}
-    pending: list[tuple[str, str]] = []
+    pending = OpenCalls()
     out: list[Message] = []
     for i, message in enumerate(messages):
         message = common.require_dict(message, "a message", message=i)
@@ -80,16 +76,16 @@ def from_ollama(messages: Sequence[Any]) -> list[Message]:
         meta: dict[str, Any] = {"message": copy.deepcopy(message)}
         blocks: list[Block] = []
         if role == "tool":
-            n = _answered(message, pending)
-            if n is None:
+            answered = _answered(message, pending)
+            if answered is None:
                 blocks.append(common.raw_block(FORMAT, copy.deepcopy(message)))
             else:
-                call_id, name = pending.pop(n)
+                call_id, name = answered
                 result = {"type": "tool_result", "id": call_id, "name": name, "output": content or ""}
                 blocks.append({**result, "state": "success"})
         else:
             if role == "assistant" or role == "user":
-                pending = []  # a new turn: what was not answered stays unanswered
+                pending = OpenCalls()  # a new turn: what was not answered stays unanswered
             if content:
                 blocks.append({"type": "text", "text": content})
             calls = message.get("tool_calls")
@@ -105,7 +101,7 @@ def from_ollama(messages: Sequence[Any]) -> list[Message]:
                 call_id = own if isinstance(own, str) and own else f"{_INVENTED}{i}-{j}"
                 if call_id is not own:
                     invented.append(call_id)
-                pending.append((call_id, function["name"]))
+                pending.add(call_id, function["name"])
                 blocks.append(
                     {
                         "type": "tool_call",

@@ -292,19 +292,56 @@ def _parts(content: Any) -> list[Any]:
     return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
 
 
+class _Run:
+    """Assistant turns joined into one: a tombstoned turn and the assistant turns after it, up to the
+    first that is not one. Texts stay strings while every turn's content is one (joined by a blank
+    line), else become parts; gathered, then built once, so a long run is not rebuilt at every turn."""
+
+    def __init__(self, first: dict[str, Any]) -> None:
+        self.turns = [first]
+        self.texts: list[str] = []
+        self.parts: list[Any] | None = None
+        self._take(first.get("content"))
+
+    def _take(self, content: Any) -> None:
+        if self.parts is None and (isinstance(content, str) or content is None):
+            if content:
+                self.texts.append(content)
+            return
+        if self.parts is None:
+            self.parts = _parts("\n\n".join(self.texts))
+        self.parts += _parts(content)
+
+    def add(self, message: dict[str, Any]) -> None:
+        """``message`` joined at the end: its fields are the joined turn's."""
+        self.turns.append(message)
+        self._take(message.get("content"))
+
+    def message(self) -> dict[str, Any]:
+        """The joined turn (the first turn itself when nothing joined it)."""
+        if len(self.turns) == 1:
+            return self.turns[0]
+        content = self.parts if self.parts is not None else "\n\n".join(self.texts)
+        return {**self.turns[-1], "content": content}
+
+
 def _join_bared(out: list[dict[str, Any]], bared: set[int]) -> list[dict[str, Any]]:
     joined: list[dict[str, Any]] = []
+    run: _Run | None = None
     for message in out:
-        previous = joined[-1] if joined else None
-        if previous is not None and id(previous) in bared and message["role"] == "assistant":
-            first, then = previous.get("content"), message.get("content")
-            if all(isinstance(c, str) or c is None for c in (first, then)):
-                content: Any = "\n\n".join(c for c in (first, then) if c)
-            else:
-                content = [*_parts(first), *_parts(then)]
-            joined[-1] = {**message, "content": content}
-            if id(message) in bared:  # a run of bared turns joins into the first turn after it
-                bared.add(id(joined[-1]))
+        if run is not None and message["role"] == "assistant":
+            run.add(message)
+            if id(message) not in bared:  # a run of bared turns joins into the first turn after it
+                joined.append(run.message())
+                run = None
             continue
-        joined.append(message)
+        if run is not None:
+            joined.append(run.message())
+            run = None
+        if id(message) in bared:
+            run = _Run(message)
+        else:
+            joined.append(message)
+    if run is not None:
+        joined.append(run.message())
     return joined

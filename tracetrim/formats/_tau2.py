@@ -181,13 +181,11 @@ def _convert(message: Message, i: int) -> list[dict[str, Any]]:
         return _tools(message, meta, i)
     texts = [b["text"] for b in message["content"] if b["type"] == "text"]
     calls: list[Any] = []
+    previous = {
+        common.tag(c.get("id")): c for c in common.listed(shell.get("tool_calls")) if isinstance(c, dict)
+    }
     for j, block in enumerate(message["content"]):
         if block["type"] == "tool_call":
-            previous = {
-                common.tag(c.get("id")): c
-                for c in common.listed(shell.get("tool_calls"))
-                if isinstance(c, dict)
-            }
             call = copy.deepcopy(previous.get(block["id"], {"id": block["id"], "name": block["name"]}))
             call.update(
                 {"id": block["id"], "name": block["name"], "arguments": common.parse_input(block, i, j)}

@@ -47,15 +47,57 @@ def offload_pairs(
     return pairs, chosen
 
 
-def _runs(free: Sequence[bool]) -> list[int]:
-    """For each index the number of its run of consecutive free messages (-1 where not free)."""
-    runs, run, previous = [], -1, False
-    for is_free in free:
-        if is_free and not previous:
-            run += 1
-        runs.append(run if is_free else -1)
-        previous = is_free
-    return runs
+def _span_nodes(spans: dict[str, tuple[int, int]], leaves: int) -> dict[int, list[str]]:
+    """Segment-tree nodes (numbered as a heap over ``leaves`` leaves) to the ids whose span covers
+    them whole: the ids whose span holds message ``i`` are those at the nodes from leaf ``i`` up."""
+    nodes: dict[int, list[str]] = {}
+    for tool_id, (low, high) in spans.items():
+        left, right = low + leaves, high + 1 + leaves
+        while left < right:
+            if left & 1:
+                nodes.setdefault(left, []).append(tool_id)
+                left += 1
+            if right & 1:
+                right -= 1
+                nodes.setdefault(right, []).append(tool_id)
+            left, right = left // 2, right // 2
+    return nodes
+
+
+def _settle_free(free: list[bool], where: dict[str, set[int]], incomplete: set[str]) -> None:
+    """Take out of ``free`` every message of a tool id that cannot be summarised, in place.
+
+    An id cannot be when it is incomplete, or when a message between its first and last is not free
+    (one of its own, or one between them: they would not share a run of free messages). Taking an
+    id's messages out can rule out the ids whose spans hold them, and so on. Each message taken out
+    is followed once to the ids whose span holds it, through a segment tree whose nodes are emptied
+    as they are read, rather than re-checking every id each time a message goes: that took a pass
+    per link of a chain of ids. What is left is the largest set of free messages that no id rules
+    out, the same set those passes reached.
+    """
+    leaves = 1
+    while leaves < len(free):
+        leaves *= 2
+    nodes = _span_nodes({tool_id: (min(at), max(at)) for tool_id, at in where.items()}, leaves)
+    ruled_out: set[str] = set()
+    taken = [i for i, is_free in enumerate(free) if not is_free]
+
+    def rule_out(tool_id: str) -> None:
+        ruled_out.add(tool_id)
+        for i in where[tool_id]:
+            if free[i]:
+                free[i] = False
+                taken.append(i)
+
+    for tool_id in incomplete:
+        rule_out(tool_id)
+    while taken:
+        node = taken.pop() + leaves
+        while node:
+            for tool_id in nodes.pop(node, ()):
+                if tool_id not in ruled_out:
+                    rule_out(tool_id)
+            node //= 2
 
 
 def compress_groups(
@@ -89,17 +131,7 @@ def compress_groups(
                 kinds.setdefault(block["id"], []).append(block["type"])
     incomplete = {tid for tid, seen in kinds.items() if sorted(seen) != ["tool_call", "tool_result"]}
     incomplete.update(set(protected_call_ids) & set(kinds))  # kept verbatim, so never summarised
-    changed = True
-    while changed:  # each pass only removes messages, so this ends
-        changed = False
-        runs = _runs(free)
-        for tool_id, at in where.items():
-            same_run = len({runs[i] for i in at}) == 1 and all(free[i] for i in at)
-            if tool_id in incomplete or not same_run:
-                for i in at:
-                    if free[i]:
-                        free[i] = False
-                        changed = True
+    _settle_free(free, where, incomplete)
 
     # blocked[b]: a pair spans the cut between message b - 1 and message b.
     blocked = [0] * (len(messages) + 1)

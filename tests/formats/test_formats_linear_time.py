@@ -1,0 +1,83 @@
+"""Reading and writing take time in step with the history: shapes a file (or a history from elsewhere)
+can take, each of which made a reader or a writer quadratic, finish in a fresh interpreter within the
+hang guard's minute (they take a second or two; the quadratic code took minutes at these sizes)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests._hang_guard import finishes
+
+_NEUTRAL = (
+    "import json\n"
+    "from tracetrim.formats import HISTORY_FORMATS\n"
+    "from tracetrim._marker import tombstone_block\n"
+    "def text(t): return {'type': 'text', 'text': t}\n"
+    "def message(k, role, blocks): return {'id': f'm{k}', 'role': role, 'content': blocks}\n"
+    "def assistants(n): return [message(0, 'user', [text('hi')])] + "
+    "[message(k, 'assistant', [text(f'a{k}')]) for k in range(1, n)]\n"
+)
+"""What every neutral-history snippet starts with."""
+
+SHAPES = {
+    "gemini: a turn of calls answered by id": (
+        "from tracetrim.formats._gemini import from_gemini\n"
+        "n = 64_000\n"
+        "calls = [{'functionCall': {'name': 'f', 'args': {}, 'id': f'c{k}'}} for k in range(n)]\n"
+        "answers = [{'functionResponse': {'name': 'f', 'response': {}, 'id': f'c{k}'}} for k in range(n)]\n"
+        "turns = [{'role': 'user', 'parts': [{'text': 'hi'}]}, {'role': 'model', 'parts': calls},\n"
+        "         {'role': 'user', 'parts': answers}]\n"
+        "assert len(from_gemini(turns)) == 3\n"
+    ),
+    "gemini: calls without ids, answers of another name": (
+        "from tracetrim.formats._gemini import from_gemini\n"
+        "n = 32_000\n"
+        "calls = [{'functionCall': {'name': 'a', 'args': {}}} for k in range(n)]\n"
+        "answers = [{'functionResponse': {'name': 'b', 'response': {}}} for k in range(n)]\n"
+        "turns = [{'role': 'user', 'parts': [{'text': 'hi'}]}, {'role': 'model', 'parts': calls},\n"
+        "         {'role': 'user', 'parts': answers}]\n"
+        "from_gemini(turns)\n"
+    ),
+    "ollama: a turn's calls answered in reverse": (
+        "from tracetrim.formats import HISTORY_FORMATS\n"
+        "n = 64_000\n"
+        "calls = [{'function': {'name': 'f', 'arguments': {}}, 'id': f'c{k}'} for k in range(n)]\n"
+        "tools = [{'role': 'tool', 'tool_call_id': f'c{k}', 'content': 'ok'} for k in reversed(range(n))]\n"
+        "history = [{'role': 'user', 'content': 'hi'}, {'role': 'assistant', 'content': '', "
+        "'tool_calls': calls}, *tools]\n"
+        "HISTORY_FORMATS['ollama'].read(history, {})\n"
+    ),
+    "tau2: a turn of thousands of calls": (
+        "from tracetrim.formats import HISTORY_FORMATS\n"
+        "n = 24_000\n"
+        "calls = [{'id': f'c{k}', 'name': 'f', 'arguments': {}} for k in range(n)]\n"
+        "tools = [{'role': 'tool', 'id': f'c{k}', 'content': 'ok', 'requestor': 'assistant'}\n"
+        "         for k in range(n)]\n"
+        "history = [{'role': 'user', 'content': 'hi'}, {'role': 'assistant', 'content': None, "
+        "'tool_calls': calls}, *tools]\n"
+        "HISTORY_FORMATS['tau2'].read(history, {})\n"
+    ),
+    "langchain: assistant turns in a row from elsewhere": (
+        _NEUTRAL + "HISTORY_FORMATS['langchain'].write(assistants(40_000))\n"
+    ),
+    "gemini: assistant turns in a row from elsewhere": (
+        _NEUTRAL + "HISTORY_FORMATS['gemini'].write(assistants(160_000))\n"
+    ),
+    "gemini-cli: a history from elsewhere": (
+        _NEUTRAL + "HISTORY_FORMATS['gemini-cli'].write(assistants(64_000))\n"
+    ),
+    "openai: a run of tombstoned assistant turns": (
+        _NEUTRAL + "n = 80_000\n"
+        "history = [message(0, 'user', [text('hi')])]\n"
+        "for k in range(1, n):\n"
+        "    stone = tombstone_block('read', f'c{k}', '{}', '')\n"
+        "    history.append(message(k, 'assistant', [text('x' * 200), stone]))\n"
+        "written = HISTORY_FORMATS['openai'].write(history)['messages']\n"
+        "assert len(written) == 2, len(written)\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("code", SHAPES.values(), ids=SHAPES.keys())
+def test_each_shape_reads_and_writes_in_time_with_its_size(code: str) -> None:
+    finishes(code)
