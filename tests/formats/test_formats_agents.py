@@ -48,8 +48,10 @@ FILES = [
     ("adk_session.json", "adk", ("read_file",)),
     ("inspect_log.json", "inspect", ("read_file", "run")),
     ("opencode_session.json", "opencode", ("read", "bash")),
+    ("pi_session.jsonl", "pi", ("read", "bash", "edit")),
 ]
 IDS = [f[1] for f in FILES]
+TOOLS = {fmt: tools for _, fmt, tools in FILES}
 
 
 def _text(name: str) -> str:
@@ -132,13 +134,16 @@ async def _enforce(
 def _others(data: Any, fmt: str) -> Any:
     """What a file holds besides the tool traffic tracetrim may judge: the entries and fields a
     compaction must keep as they were."""
-    if fmt in ("claude-code", "codex", "openhands", "openhands-v0"):
+    if fmt in ("claude-code", "codex", "openhands", "openhands-v0", "pi"):
         from tracetrim.formats._carrier import split_carriers
         from tracetrim.formats._table import HISTORY_FORMATS as table
 
         neutral = table[fmt].read(data, {})
         meta = {"claude-code": "claude_code", "codex": "codex"}.get(fmt, fmt)
         carried, _ = split_carriers(neutral, meta)
+        if fmt == "pi":  # a pi entry whose parent (or first kept entry) went names the one kept instead
+            relinked = ("parentId", "firstKeptEntryId")
+            return [{k: v for k, v in e.items() if k not in relinked} for run in carried for e in run]
         return [entry for run in carried for entry in run]
     return {k: v for k, v in data.items() if k != HISTORY_FORMATS[fmt].messages_key}
 
@@ -304,7 +309,7 @@ async def test_openhands_v0_a_response_that_keeps_a_call_lists_only_the_calls_le
     shape = HISTORY_FORMATS["openhands-v0"]
     neutral = shape.read(events)
     model = ScriptedDecisionModel(lambda name, q, s: 0.1 if name in ("call_t1", "result_t1") else 0.9)
-    written = shape.write(await _enforce(neutral, FILES[3][2], model, tombstones=True))["messages"]
+    written = shape.write(await _enforce(neutral, TOOLS["openhands-v0"], model, tombstones=True))["messages"]
     kept = next(e for e in written if e.get("tool_call_metadata", {}).get("tool_call_id") == "toolu_02")
     said = kept["tool_call_metadata"]["model_response"]["choices"][0]["message"]
     assert [c["id"] for c in said["tool_calls"]] == ["toolu_02"]

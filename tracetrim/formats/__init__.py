@@ -21,6 +21,7 @@ from tracetrim.formats._openai_responses import from_openai_responses, to_openai
 from tracetrim.formats._opencode import from_opencode, to_opencode
 from tracetrim.formats._openhands import from_openhands, to_openhands
 from tracetrim.formats._openhands_v0 import from_openhands_v0, to_openhands_v0
+from tracetrim.formats._pi import from_pi, to_pi
 from tracetrim.formats._pydantic_ai import (
     from_pydantic_ai,
     from_pydantic_ai_json,
@@ -74,6 +75,7 @@ __all__ = [
     "from_opencode",
     "from_openhands",
     "from_openhands_v0",
+    "from_pi",
     "from_pydantic_ai",
     "from_pydantic_ai_json",
     "from_swe_agent_history",
@@ -101,6 +103,7 @@ __all__ = [
     "to_opencode",
     "to_openhands",
     "to_openhands_v0",
+    "to_pi",
     "to_pydantic_ai",
     "to_pydantic_ai_json",
     "to_swe_agent_history",

@@ -42,6 +42,7 @@ from tracetrim.formats._openai_responses import from_openai_responses, to_openai
 from tracetrim.formats._opencode import from_opencode, is_opencode_message, to_opencode
 from tracetrim.formats._openhands import from_openhands, is_openhands_event, to_openhands
 from tracetrim.formats._openhands_v0 import from_openhands_v0, is_openhands_v0_event, to_openhands_v0
+from tracetrim.formats._pi import from_pi, is_pi_session, to_pi
 from tracetrim.formats._pydantic_ai import from_pydantic_ai_json, is_pydantic_ai_message, to_pydantic_ai_json
 from tracetrim.formats._request_body import read_request, write_request
 from tracetrim.formats._shape import JsonLines, describe
@@ -284,6 +285,13 @@ _TABLE = (
         _messages_only(to_claude_code),
     ),
     HistoryFormat(
+        "pi",
+        "a pi coding agent session JSONL (the path pi resumes from, after its last compaction; other "
+        "entries and branches kept in place)",
+        _one_arg(from_pi),
+        _messages_only(to_pi),
+    ),
+    HistoryFormat(
         "codex",
         "an OpenAI Codex CLI rollout JSONL (response_item lines after its last compacted line)",
         _one_arg(from_codex),
@@ -432,6 +440,8 @@ def _whole_list(data: Sequence[Any]) -> str | None:
         return None
     if is_codex_rollout(items):
         return "codex"
+    if is_pi_session(items):
+        return "pi"
     if all(is_gemini_cli_record(item) for item in items) or is_gemini_cli_log(items):
         return "gemini-cli"
     if all(is_openhands_event(item) for item in items):
