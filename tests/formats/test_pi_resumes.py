@@ -60,8 +60,8 @@ def _calls(messages: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 def _check(messages: list[dict[str, Any]], sent: list[dict[str, Any]]) -> None:
-    """Every call answered by the results right after its turn, no result without its call, every
-    call as first sent."""
+    """Every call answered by the results right after its turn, no result without its call, no two
+    assistant turns in a row, every call as first sent."""
     open_calls: set[str] = set()
     for n, message in enumerate(messages):
         if message["role"] == "toolResult":
@@ -72,6 +72,9 @@ def _check(messages: list[dict[str, Any]], sent: list[dict[str, Any]]) -> None:
         if message["role"] == "assistant":
             open_calls = {p["id"] for p in message["content"] if p.get("type") == "toolCall"}
     assert not open_calls, f"calls {sorted(open_calls)} never answered"
+    # two assistant turns in a row, which Bedrock Converse and Gemini refuse (pi passes them on)
+    pairs = zip(messages, messages[1:], strict=False)
+    assert not any(a["role"] == b["role"] == "assistant" for a, b in pairs), "assistant turns in a row"
     first = _calls(sent)
     for call_id, call in _calls(messages).items():
         assert call == first[call_id], f"call {call_id} changed"

@@ -16,6 +16,7 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tracetrim._marker import is_tombstone
 from tracetrim._snapshot import Block, Message, SnapshotError
 from tracetrim.formats import _common as common
 from tracetrim.formats._carrier import CarrierRun, carried
@@ -314,6 +315,7 @@ def to_pi(messages: Sequence[Any]) -> list[Any]:
     and its place in the chain. A system message, which no session entry holds, is refused.
     """
     messages = _one_result_each(results_apart(common.neutral_input(messages), only_results=True))
+    messages = _join_bared(messages)
     tree = _Tree({})
     out: list[Any] = []
     fresh: dict[int, Message] = {}
@@ -340,6 +342,58 @@ def to_pi(messages: Sequence[Any]) -> list[Any]:
     _fill_fresh(out, fresh)
     _relink(out, set(fresh), _on_path(tree), tree)
     return JsonLines(out)
+
+
+_CONTEXT_ENTRIES = frozenset({"message", "custom_message", "branch_summary"})
+"""Entries whose text pi sends: a carrier holding one stands between the turns around it."""
+
+
+def _is_bared(message: Message) -> bool:
+    """Whether a drop left ``message`` an assistant turn of text and tombstones, with no calls."""
+    blocks = message["content"]
+    return (
+        message["role"] == "assistant"
+        and not any(b["type"] in ("tool_call", "tool_result") for b in blocks)
+        and any(is_tombstone(b) for b in blocks)
+    )
+
+
+def _sends_nothing(message: Message) -> bool:
+    """Whether ``message`` is a carrier of entries pi does not send (a label, a model change, ...)."""
+    value = carried(message, FORMAT)
+    return value is not None and not any(
+        isinstance(e, dict) and e.get("type") in _CONTEXT_ENTRIES for e in value
+    )
+
+
+def _join_bared(messages: Sequence[Message]) -> list[Message]:
+    """``messages`` with each assistant turn a drop left with only its text and tombstones joined to
+    the assistant turn pi sends next, its entry gone. pi passes two assistant turns in a row on as
+    they are, and Bedrock Converse and Gemini refuse them; the later turn keeps its entry and fields,
+    the earlier one's parts first. Turns that stood side by side when read are not joined: only a
+    drop leaves a tombstone."""
+    out: list[Message] = []
+    waiting: Message | None = None  # a bared turn, and the carriers after it that send nothing
+    between: list[Message] = []
+    for message in messages:
+        if waiting is not None:
+            if _sends_nothing(message):
+                between.append(message)
+                continue
+            starts_with_result = bool(message["content"]) and message["content"][0]["type"] == "tool_result"
+            if message["role"] == "assistant" and carried(message, FORMAT) is None and not starts_with_result:
+                message = {**message, "content": [*waiting["content"], *message["content"]]}
+            else:
+                out.append(waiting)
+            out += between
+            waiting, between = None, []
+        if _is_bared(message):
+            waiting = message
+        else:
+            out.append(message)
+    if waiting is not None:
+        out += [waiting, *between]
+    return out
 
 
 def _one_result_each(messages: Sequence[Message]) -> list[Message]:
