@@ -129,6 +129,10 @@ class _Lookup:
     following: _Overlap
     recent: _Overlap
     inputs_after: Mapping[tuple[str, str], int]
+    _new_used: dict[int, int] = attrs.field(factory=dict, init=False)
+    """Per result message: how many of its new tokens the agent wrote later. It is the message's, so
+    it is counted once for all the pairs whose results the message holds (a turn of thousands of
+    parallel calls counted it once per pair: quadratic)."""
 
     def features(self, pair: JudgedPair, n: int) -> list[float]:
         """The feature vector of the ``n``-th pair."""
@@ -137,7 +141,9 @@ class _Lookup:
         text = pair.result_text
         found = index.found.get(r, NOTHING_FOUND) if text else NOTHING_FOUND
         new = found.new
-        new_used = count_after(r, map(index.last_authored.get, new, repeat(-1)))
+        new_used = self._new_used.get(r) if text else 0
+        if new_used is None:
+            new_used = self._new_used[r] = count_after(r, map(index.last_authored.get, new, repeat(-1)))
         n_lines, seen_before, repeated, quoted = index.line_counts(r, text)
         n_lines = max(n_lines, 1)
         input_tokens = tokens(pair.input)
