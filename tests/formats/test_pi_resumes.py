@@ -11,6 +11,7 @@ fail in CI.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import shutil
@@ -73,7 +74,7 @@ def _check(messages: list[dict[str, Any]], sent: list[dict[str, Any]]) -> None:
             open_calls = {p["id"] for p in message["content"] if p.get("type") == "toolCall"}
     assert not open_calls, f"calls {sorted(open_calls)} never answered"
     # two assistant turns in a row, which Bedrock Converse and Gemini refuse (pi passes them on)
-    pairs = zip(messages, messages[1:], strict=False)
+    pairs = itertools.pairwise(messages)
     assert not any(a["role"] == b["role"] == "assistant" for a, b in pairs), "assistant turns in a row"
     first = _calls(sent)
     for call_id, call in _calls(messages).items():
@@ -178,3 +179,70 @@ def test_restore_gives_back_the_session_sent(tmp_path: Path, capsys: pytest.Capt
     [snapshot] = json.loads(capsys.readouterr().out)
     assert main(["restore", *archive, snapshot["ref"], "--format", "sent"]) == 0
     assert capsys.readouterr().out.encode("utf-8") == SESSION.read_bytes()
+
+
+def test_a_compaction_keeps_from_the_next_entry_of_its_path_when_its_first_went(tmp_path: Path) -> None:
+    """The first entry a pi compaction kept went with its call (its turn joined the next); an entry of
+    another branch stands after it in the file. The compaction must name the next entry of the path,
+    or pi would send nothing from before it."""
+
+    def entry(kind: str, eid: str, parent: str | None, **fields: Any) -> dict[str, Any]:
+        return {
+            "type": kind,
+            "id": eid,
+            "parentId": parent,
+            "timestamp": "2026-01-01T00:00:00.000Z",
+            **fields,
+        }
+
+    def call(call_id: str) -> dict[str, Any]:
+        return {
+            "role": "assistant",
+            "content": [{"type": "toolCall", "id": call_id, "name": "read", "arguments": {"path": call_id}}],
+            "stopReason": "toolUse",
+            "timestamp": 1,
+        }
+
+    def result(call_id: str) -> dict[str, Any]:
+        text = "\n".join(f"{call_id} line {n}" for n in range(200))
+        return {
+            "role": "toolResult",
+            "toolCallId": call_id,
+            "toolName": "read",
+            "content": [{"type": "text", "text": text}],
+            "isError": False,
+            "timestamp": 1,
+        }
+
+    lines: list[Any] = [
+        {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"},
+        entry("message", "u1", None, message={"role": "user", "content": "read both", "timestamp": 1}),
+        entry("message", "a1", "u1", message=call("c1")),
+        entry("message", "x1", "u1", message={"role": "user", "content": "another branch", "timestamp": 1}),
+        entry("message", "r1", "a1", message=result("c1")),
+        entry("message", "a2", "r1", message=call("c2")),
+        entry("message", "r2", "a2", message=result("c2")),
+        entry("compaction", "k1", "r2", summary="read c1 and c2", firstKeptEntryId="a1", tokensBefore=900),
+        entry("message", "u2", "k1", message={"role": "user", "content": "now fix it", "timestamp": 1}),
+        entry(
+            "message",
+            "a3",
+            "u2",
+            message={
+                "role": "assistant",
+                "content": [{"type": "text", "text": "ok"}],
+                "stopReason": "stop",
+                "timestamp": 1,
+            },
+        ),
+    ]
+    for n in range(4, 10):  # turns enough after it that the two calls are not among the recent ones
+        role = "user" if n % 2 == 0 else "assistant"
+        said = {"role": role, "content": [{"type": "text", "text": f"turn {n}"}], "timestamp": 1}
+        lines.append(entry("message", f"t{n}", lines[-1]["id"], message=said))
+    written = _compacted(lines, ("_t1",))
+    [compaction] = [e for e in written if e["type"] == "compaction"]
+    assert compaction["firstKeptEntryId"] == "a2"
+    resumed = _resume({"written": written}, tmp_path)["written"]
+    _check(resumed, _resume({"sent": lines}, tmp_path)["sent"])
+    assert set(_calls(resumed)) == {"c2"} and "another branch" not in json.dumps(resumed)

@@ -58,12 +58,15 @@ class CarrierRun:
             self._held = []
 
 
-def carried(message: Message, fmt: str) -> Any | None:
-    """What ``message`` carries when it is a carrier of ``fmt`` (a copy), else None."""
+def carried(message: Message, fmt: str, *, copied: bool = True) -> Any | None:
+    """What ``message`` carries when it is a carrier of ``fmt`` (a copy; with ``copied`` false, the
+    values themselves, to read and never change), else None."""
     if message.get("role") != "system" or message.get("content"):
         return None
     meta = format_meta(message, fmt)
-    return copy.deepcopy(meta[_CARRIED]) if _CARRIED in meta else None
+    if _CARRIED not in meta:
+        return None
+    return copy.deepcopy(meta[_CARRIED]) if copied else meta[_CARRIED]
 
 
 def in_place(

@@ -267,13 +267,13 @@ class _Tree:
         self._kept.update(dict.fromkeys(gone, found))
         return found
 
-    def next_kept(self, entry_id: Any, present: set[str], written: Sequence[str]) -> Any:
-        """The first entry written after where ``entry_id`` stood (a compaction's first kept entry
-        that a drop took out: what pi sends from there on still starts where it did)."""
+    def next_kept(self, entry_id: Any, written: Sequence[str], path: set[str]) -> Any:
+        """The first entry of ``path`` written after where ``entry_id`` stood (a compaction's first kept
+        entry that a drop took out: what pi sends from there on still starts where it did)."""
         at = self.order.get(entry_id)
         if at is None:
             return entry_id
-        return next((e for e in written if self.order.get(e, -1) > at), entry_id)
+        return next((e for e in written if e in path and self.order.get(e, -1) > at), entry_id)
 
 
 def _relink(entries: list[Any], fresh: set[int], path: set[str], tree: _Tree) -> None:
@@ -296,7 +296,7 @@ def _relink(entries: list[Any], fresh: set[int], path: set[str], tree: _Tree) ->
             entries[n] = entry = {**entry, "parentId": parent}
         kept = entry.get("firstKeptEntryId")
         if entry.get("type") == "compaction" and isinstance(kept, str) and kept not in present:
-            entries[n] = {**entry, "firstKeptEntryId": tree.next_kept(kept, present, written)}
+            entries[n] = {**entry, "firstKeptEntryId": tree.next_kept(kept, written, path)}
 
 
 def _header(messages: Sequence[Message]) -> dict[str, Any]:
@@ -315,16 +315,14 @@ def to_pi(messages: Sequence[Any]) -> list[Any]:
     and its place in the chain. A system message, which no session entry holds, is refused.
     """
     messages = _one_result_each(results_apart(common.neutral_input(messages), only_results=True))
-    messages = _join_bared(messages)
-    tree = _Tree({})
+    tree = _Tree(next(filter(None, (_parents(m) for m in messages)), {}))
+    path = _on_path(tree)
+    messages = _join_bared(messages, path)
     out: list[Any] = []
     fresh: dict[int, Message] = {}
     for i, message in enumerate(messages):
         value = carried(message, FORMAT)
         if value is not None:
-            parents = common.format_meta(message, FORMAT).get("parents")
-            if isinstance(parents, dict):
-                tree = _Tree(parents)
             out.extend(value)
             continue
         meta = common.format_meta(message, FORMAT)
@@ -340,7 +338,7 @@ def to_pi(messages: Sequence[Any]) -> list[Any]:
         out.insert(0, _header(messages))
         fresh = {n + 1: m for n, m in fresh.items()}
     _fill_fresh(out, fresh)
-    _relink(out, set(fresh), _on_path(tree), tree)
+    _relink(out, set(fresh), path, tree)
     return JsonLines(out)
 
 
@@ -358,15 +356,16 @@ def _is_bared(message: Message) -> bool:
     )
 
 
-def _sends_nothing(message: Message) -> bool:
-    """Whether ``message`` is a carrier of entries pi does not send (a label, a model change, ...)."""
-    value = carried(message, FORMAT)
+def _sends_nothing(message: Message, path: set[str]) -> bool:
+    """Whether ``message`` is a carrier of entries pi does not send (a label, a model change, an entry
+    of another branch, ...)."""
+    value = carried(message, FORMAT, copied=False)
     return value is not None and not any(
-        isinstance(e, dict) and e.get("type") in _CONTEXT_ENTRIES for e in value
+        isinstance(e, dict) and e.get("type") in _CONTEXT_ENTRIES and e.get("id") in path for e in value
     )
 
 
-def _join_bared(messages: Sequence[Message]) -> list[Message]:
+def _join_bared(messages: Sequence[Message], path: set[str]) -> list[Message]:
     """``messages`` with each assistant turn a drop left with only its text and tombstones joined to
     the assistant turn pi sends next, its entry gone. pi passes two assistant turns in a row on as
     they are, and Bedrock Converse and Gemini refuse them; the later turn keeps its entry and fields,
@@ -377,11 +376,12 @@ def _join_bared(messages: Sequence[Message]) -> list[Message]:
     between: list[Message] = []
     for message in messages:
         if waiting is not None:
-            if _sends_nothing(message):
+            if _sends_nothing(message, path):
                 between.append(message)
                 continue
             starts_with_result = bool(message["content"]) and message["content"][0]["type"] == "tool_result"
-            if message["role"] == "assistant" and carried(message, FORMAT) is None and not starts_with_result:
+            is_carrier = carried(message, FORMAT, copied=False) is not None
+            if message["role"] == "assistant" and not is_carrier and not starts_with_result:
                 message = {**message, "content": [*waiting["content"], *message["content"]]}
             else:
                 out.append(waiting)
@@ -409,6 +409,12 @@ def _one_result_each(messages: Sequence[Message]) -> list[Message]:
         base = {k: v for k, v in message.items() if k not in ("id", "content", "metadata")}
         out += [{**base, "id": f"{message['id']}~{n}", "content": [b]} for n, b in enumerate(blocks[1:], 1)]
     return out
+
+
+def _parents(message: Message) -> dict[str, Any] | None:
+    """The tree a session's header carrier holds (`_tree_meta`), if ``message`` is that carrier."""
+    parents = common.format_meta(message, FORMAT).get("parents") if message["role"] == "system" else None
+    return parents if isinstance(parents, dict) else None
 
 
 def _on_path(tree: _Tree) -> set[str]:
