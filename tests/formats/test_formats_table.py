@@ -99,6 +99,7 @@ def test_the_table_covers_every_format_and_its_views_agree() -> None:
         "openhands-v0",
         "opencode",
         "atif",
+        "pi",
     ]
     assert set(READERS) == set(HISTORY_FORMATS)
     assert MESSAGES_KEY == {

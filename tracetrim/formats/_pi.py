@@ -133,7 +133,10 @@ def from_pi(lines: Sequence[Any]) -> list[Message]:
                 "a pi session entry needs an id (pi gives a version 1 session ids when it opens it)",
                 message=n + 1,
             )
-    by_id = {e["id"]: n for n, e in enumerate(entries)}
+    by_id: dict[str, int] = {}
+    for n, entry in enumerate(entries):
+        if by_id.setdefault(entry["id"], n) != n:  # pi draws each id unused: a copy is a damaged file
+            raise SnapshotError(f"entry id {entry['id']!r} is used twice", message=n + 1, field="id")
     live = {
         n
         for n in _in_context(entries, _path(entries, by_id))

@@ -285,13 +285,6 @@ _TABLE = (
         _messages_only(to_claude_code),
     ),
     HistoryFormat(
-        "pi",
-        "a pi coding agent session JSONL (the path pi resumes from, after its last compaction; other "
-        "entries and branches kept in place)",
-        _one_arg(from_pi),
-        _messages_only(to_pi),
-    ),
-    HistoryFormat(
         "codex",
         "an OpenAI Codex CLI rollout JSONL (response_item lines after its last compacted line)",
         _one_arg(from_codex),
@@ -339,6 +332,13 @@ _TABLE = (
         lambda steps, fields: from_atif(steps, fields),
         to_atif,
         messages_key="steps",
+    ),
+    HistoryFormat(
+        "pi",
+        "a pi coding agent session JSONL (the path pi resumes from, after its last compaction; other "
+        "entries and branches kept in place)",
+        _one_arg(from_pi),
+        _messages_only(to_pi),
     ),
 )
 
