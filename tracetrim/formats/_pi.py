@@ -142,7 +142,7 @@ def from_pi(lines: Sequence[Any]) -> list[Message]:
         for n in _in_context(entries, _path(entries, by_id))
         if entries[n].get("type") == "message"
         and isinstance(entries[n].get("message"), dict)
-        and entries[n]["message"].get("role") in _LIVE_ROLES
+        and common.tag(entries[n]["message"].get("role")) in _LIVE_ROLES
     }
     run = CarrierRun(FORMAT, {})
     run.hold(lines[0])
@@ -364,7 +364,10 @@ def _sends_nothing(message: Message, path: set[str]) -> bool:
     of another branch, ...)."""
     value = carried(message, FORMAT, copied=False)
     return value is not None and not any(
-        isinstance(e, dict) and e.get("type") in _CONTEXT_ENTRIES and e.get("id") in path for e in value
+        isinstance(e, dict)
+        and common.tag(e.get("type")) in _CONTEXT_ENTRIES
+        and common.tag(e.get("id")) in path
+        for e in value
     )
 
 
