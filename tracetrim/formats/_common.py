@@ -8,6 +8,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence, S
 from typing import Any
 
 from tracetrim._json import digest, spaced_json, strict_loads
+from tracetrim._marker import is_tombstone
 from tracetrim._snapshot import Block, Message, SnapshotError, text_of_output, validate_messages
 
 RAW = "raw"
@@ -366,6 +367,17 @@ def user_and_assistant_turns(
 
 
 _PAIRED = ("tool_call", "tool_result")
+
+
+def is_bared(message: Message) -> bool:
+    """Whether a drop left ``message`` an assistant turn of text and tombstones, with no calls: a turn a
+    writer joins to the next where its provider refuses two assistant turns in a row."""
+    blocks = message["content"]
+    return (
+        message["role"] == "assistant"
+        and not any(b["type"] in _PAIRED for b in blocks)
+        and any(is_tombstone(b) for b in blocks)
+    )
 
 
 def join_bared(

@@ -6,7 +6,6 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
-from tracetrim._marker import is_tombstone
 from tracetrim._snapshot import Block, Message, SnapshotError
 from tracetrim.formats import _common as common
 
@@ -270,20 +269,10 @@ def to_openai_chat(messages: Sequence[Any]) -> list[dict[str, Any]]:
     bared: set[int] = set()
     for i, message in enumerate(common.neutral_input(messages)):
         converted = _convert(message, i)
-        if _is_bared(message) and len(converted) == 1:
+        if common.is_bared(message) and len(converted) == 1:
             bared.add(id(converted[0]))
         out.extend(converted)
     return _join_bared(out, bared) if bared else out
-
-
-def _is_bared(message: Message) -> bool:
-    """Whether a drop left ``message`` an assistant turn of text and a tombstone, with no calls."""
-    blocks = message["content"]
-    return (
-        message["role"] == "assistant"
-        and not any(b["type"] in ("tool_call", "tool_result") for b in blocks)
-        and any(is_tombstone(b) for b in blocks)
-    )
 
 
 def _parts(content: Any) -> list[Any]:

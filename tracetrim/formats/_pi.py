@@ -16,7 +16,6 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tracetrim._marker import is_tombstone
 from tracetrim._snapshot import Block, Message, SnapshotError
 from tracetrim.formats import _common as common
 from tracetrim.formats._carrier import CarrierRun, carried
@@ -349,16 +348,6 @@ _CONTEXT_ENTRIES = frozenset({"message", "custom_message", "branch_summary"})
 """Entries whose text pi sends: a carrier holding one stands between the turns around it."""
 
 
-def _is_bared(message: Message) -> bool:
-    """Whether a drop left ``message`` an assistant turn of text and tombstones, with no calls."""
-    blocks = message["content"]
-    return (
-        message["role"] == "assistant"
-        and not any(b["type"] in ("tool_call", "tool_result") for b in blocks)
-        and any(is_tombstone(b) for b in blocks)
-    )
-
-
 def _sends_nothing(message: Message, path: set[str]) -> bool:
     """Whether ``message`` is a carrier of entries pi does not send (a label, a model change, an entry
     of another branch, ...)."""
@@ -393,7 +382,7 @@ def _join_bared(messages: Sequence[Message], path: set[str]) -> list[Message]:
                 out.append(waiting)
             out += between
             waiting, between = None, []
-        if _is_bared(message):
+        if common.is_bared(message):
             waiting = message
         else:
             out.append(message)
