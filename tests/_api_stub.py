@@ -1,11 +1,12 @@
-"""A stand-in for Anthropic's Messages API, OpenAI's Responses API and Gemini's generateContent on
-127.0.0.1, for running the real Claude Code, Codex and Gemini CLIs offline.
+"""A stand-in for Anthropic's Messages API, OpenAI's Responses and chat-completions APIs and Gemini's
+generateContent on 127.0.0.1, for running the real Claude Code, Codex, Gemini, OpenCode and Qwen Code CLIs
+offline.
 
 The real APIs cannot be reached from the test machines, so this stub takes their place: it records every
 request body it is sent and answers each with one short text reply (streamed as server-sent events
-when the request asks for a stream; ``/responses`` in the Responses API's events, ``:generateContent``
-and ``:streamGenerateContent`` as Gemini's candidates). What the tests
-check is what the real client sent.
+when the request asks for a stream; ``/responses`` in the Responses API's events, ``/chat/completions``
+as chat-completion chunks, ``:generateContent`` and ``:streamGenerateContent`` as Gemini's
+candidates). What the tests check is what the real client sent.
 """
 
 from __future__ import annotations
@@ -88,6 +89,42 @@ def _responses_events(model: str, blocks: list[dict[str, Any]]) -> list[tuple[st
     return [e for e in events if call is None or e[0] != "response.output_text.delta"]
 
 
+def _chat_reply(model: str, blocks: list[dict[str, Any]], n: int) -> dict[str, Any]:
+    """A chat completion of ``blocks``: text as the content, each ``tool_use`` a function tool call."""
+    message: dict[str, Any] = {"role": "assistant", "content": None}
+    texts = [b["text"] for b in blocks if b["type"] == "text"]
+    if texts:
+        message["content"] = "".join(texts)
+    calls = [b for b in blocks if b["type"] == "tool_use"]
+    if calls:
+        message["tool_calls"] = [
+            {
+                "id": b["id"],
+                "type": "function",
+                "function": {"name": b["name"], "arguments": json.dumps(b["input"])},
+            }
+            for b in calls
+        ]
+    usage = {"prompt_tokens": 100, "completion_tokens": 5, "total_tokens": 105}
+    choice = {"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}
+    return {"id": f"chatcmpl-stub{n}", "object": "chat.completion", "created": 0, "model": model,
+            "choices": [choice], "usage": usage}  # fmt: skip
+
+
+def _chat_chunks(reply: dict[str, Any]) -> list[dict[str, Any]]:
+    """``reply`` streamed: one chunk with the whole message as its delta, one with the finish and usage."""
+    base = {k: reply[k] for k in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
+    [choice] = reply["choices"]
+    delta = {k: v for k, v in choice["message"].items() if v is not None}
+    if "tool_calls" in delta:
+        delta["tool_calls"] = [{"index": k, **call} for k, call in enumerate(delta["tool_calls"])]
+    end = {"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}
+    return [
+        {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+        {**base, "choices": [end], "usage": reply["usage"]},
+    ]
+
+
 def _gemini_reply(blocks: list[dict[str, Any]], body: dict[str, Any]) -> dict[str, Any]:
     """A Gemini response of ``blocks`` (a ``tool_use`` as a ``functionCall``); a request for JSON (the
     CLI's own side questions) gets a JSON answer."""
@@ -142,6 +179,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._stream(_responses_events(model, blocks))
             return
         n = len(self.server.requests)
+        if self.path.rstrip("/").endswith("/chat/completions"):
+            reply = _chat_reply(model, blocks, n)
+            if body.get("stream"):
+                self._stream([("", chunk) for chunk in _chat_chunks(reply)] + [("", "[DONE]")])
+            else:
+                self._json(reply)
+            return
         if not body.get("stream"):
             self._json({"id": f"msg_stub{n}", "type": "message", "role": "assistant", "model": model,
                         "content": blocks, "stop_reason": "end_turn",
@@ -149,12 +193,15 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._stream(_events(model, blocks, n))
 
-    def _stream(self, events: list[tuple[str, dict[str, Any]]]) -> None:
+    def _stream(self, events: Sequence[tuple[str, dict[str, Any] | str]]) -> None:
+        """Server-sent ``events`` (name, data); an unnamed event goes without its ``event:`` line and a
+        string as it is (chat completions end with ``data: [DONE]``)."""
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.end_headers()
         for name, data in events:
-            self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+            line = data if isinstance(data, str) else json.dumps(data)
+            self.wfile.write((f"event: {name}\n" if name else "").encode() + f"data: {line}\n\n".encode())
 
     def do_GET(self) -> None:
         """Nothing else is served."""

@@ -1084,3 +1084,53 @@ def inspect_messages(draw: st.DrawFn) -> list[dict[str, Any]]:
         if draw(st.booleans()):
             messages.append(message("user", content=draw(_text)))
     return messages
+
+
+_QWEN_SESSION = "5e5510aa-0000-4000-8000-000000000000"
+
+
+@st.composite
+def qwen_code_sessions(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """A Qwen Code session file's records (Qwen Code 0.24's ``ChatRecordingService``): the turns of a
+    `gemini_requests` body, every call given an id (Qwen Code names each), one ``assistant`` record a
+    model turn, one ``tool_result`` record a function response, a ``user`` record for the user's text;
+    ``system`` telemetry records among them, each record's parent the one before, and sometimes a
+    record of a branch left behind (its parent an earlier record, off the path Qwen Code resumes)."""
+    contents = draw(gemini_requests())["contents"]
+    records: list[dict[str, Any]] = []
+    parent: str | None = None
+    asked: list[str] = []
+
+    def add(kind: str, message: dict[str, Any] | None = None, *, branch: bool = False, **fields: Any) -> None:
+        nonlocal parent
+        uuid = f"00000000-0000-4000-8000-{len(records):012d}"
+        record = {"uuid": uuid, "parentUuid": parent, "sessionId": _QWEN_SESSION, "type": kind,
+                  "timestamp": "2026-12-01T00:00:00.000Z", "cwd": "/work", "version": "0.24.4"}  # fmt: skip
+        records.append({**record, **fields, **({"message": message} if message is not None else {})})
+        if not branch:
+            parent = uuid
+
+    for content in contents:
+        parts = content["parts"]
+        if content["role"] == "model":
+            asked = []
+            for part in parts:
+                if "functionCall" in part:
+                    part["functionCall"].setdefault("id", f"call_{len(records):04d}")
+                    asked.append(part["functionCall"]["id"])
+            add("assistant", content, model="qwen3-coder")
+        else:
+            answers = [p for p in parts if "functionResponse" in p]
+            for call_id, part in zip(asked, answers, strict=True):
+                part["functionResponse"].setdefault("id", call_id)
+                add("tool_result", {"role": "user", "parts": [part]}, toolCallResult={"callId": call_id})
+            texts = [p for p in parts if "functionResponse" not in p]
+            if texts:
+                add("user", {"role": "user", "parts": texts})
+        if draw(st.booleans()):
+            add("system", subtype="ui_telemetry", systemPayload={"uiEvent": {"event.name": "api_response"}})
+        if records and draw(st.integers(0, 5)) == 0:
+            earlier = draw(st.sampled_from(records))["uuid"]
+            add("system", subtype="rewind", parentUuid=earlier, systemPayload={}, branch=True)
+    add("system", subtype="ui_telemetry", systemPayload={"uiEvent": {"event.name": "api_response"}})
+    return records

@@ -603,6 +603,7 @@ CALLS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
         d if str(d.get("type")).endswith("_call") or d.get("type") == "reasoning" else None
     ),
     "gemini": lambda d: d.get("functionCall") or d.get("function_call"),
+    "qwen-code": lambda d: d.get("functionCall"),
     "bedrock": lambda d: d.get("toolUse"),
     "ollama": lambda d: d if isinstance(d.get("function"), Mapping) else None,
     "ai-sdk": lambda d: d if d.get("type") == "tool-call" else None,
@@ -627,6 +628,7 @@ RESULTS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
     "openai": lambda d: d if d.get("role") == "tool" else None,
     "responses": lambda d: d if str(d.get("type")).endswith("_output") else None,
     "gemini": lambda d: d.get("functionResponse") or d.get("function_response"),
+    "qwen-code": lambda d: d.get("functionResponse"),
     "bedrock": lambda d: d.get("toolResult"),
     "ollama": lambda d: d if d.get("role") == "tool" else None,
     "ai-sdk": lambda d: d if d.get("type") == "tool-result" else None,
@@ -654,3 +656,47 @@ def check_calls_as_sent(fmt: str, written: Any, sent: Any) -> None:
     changed = results - Counter(json.dumps(r, sort_keys=True) for r in _found(sent, RESULTS[fmt]))
     unmarked = [r for r in changed if "tracetrim" not in r]
     assert not unmarked, f"results changed with no marker: {unmarked[:2]}"
+
+
+_QWEN_NOT_CONVERSATION = frozenset(
+    {"session_artifact_event", "session_artifact_snapshot", "session_sources_snapshot"}
+    | {f"managed_session_{k}_v1" for k in ("header", "event", "commit")}
+)
+
+
+def qwen_code_resumed(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The ``generateContent`` history Qwen Code rebuilds when it resumes a session (Qwen Code 0.24
+    ``prepareTranscriptRecords`` and ``SessionApiHistoryAccumulator``): the path from the last
+    conversation record to the root; a ``chat_compression`` record's ``compressedHistory`` in place of
+    what came before it; then each record's message. Qwen Code keeps each function response in a record
+    of its own, so user turns in a row are joined, as a Gemini request needs one turn of a call turn's
+    responses; model turns are not."""
+    first: dict[str, Mapping[str, Any]] = {}
+    for record in records:
+        first.setdefault(record["uuid"], record)
+    conversation = [
+        r for r in records if not (r["type"] == "system" and r.get("subtype") in _QWEN_NOT_CONVERSATION)
+    ]
+    path: list[Mapping[str, Any]] = []
+    at = conversation[-1] if conversation else None
+    while at is not None and at not in path:
+        path.append(at)
+        at = first.get(at["parentUuid"]) if isinstance(at.get("parentUuid"), str) else None
+    contents: list[dict[str, Any]] = []
+    for record in reversed(path):
+        payload = record.get("systemPayload") or {}
+        if record.get("subtype") == "chat_compression" and payload.get("compressedHistory"):
+            contents = [dict(c) for c in payload["compressedHistory"]]
+        elif (
+            record["type"] != "system"
+            and record.get("message")
+            and record.get("subtype") != "realtime_message"
+        ):
+            contents.append(dict(record["message"]))
+    joined: list[dict[str, Any]] = []
+    for content in contents:
+        if joined and joined[-1]["role"] == content["role"] == "user":
+            joined[-1] = {**joined[-1], "parts": [*joined[-1]["parts"], *content["parts"]]}
+        else:
+            joined.append(content)
+    return {"contents": joined}

@@ -49,6 +49,7 @@ FILES = [
     ("inspect_log.json", "inspect", ("read_file", "run")),
     ("opencode_session.json", "opencode", ("read", "bash")),
     ("pi_session.jsonl", "pi", ("read", "bash", "edit")),
+    ("qwen_code_session.jsonl", "qwen-code", ("read_file", "run_shell_command", "edit")),
 ]
 IDS = [f[1] for f in FILES]
 TOOLS = {fmt: tools for _, fmt, tools in FILES}
@@ -134,16 +135,18 @@ async def _enforce(
 def _others(data: Any, fmt: str) -> Any:
     """What a file holds besides the tool traffic tracetrim may judge: the entries and fields a
     compaction must keep as they were."""
-    if fmt in ("claude-code", "codex", "openhands", "openhands-v0", "pi"):
+    if fmt in ("claude-code", "codex", "openhands", "openhands-v0", "pi", "qwen-code"):
         from tracetrim.formats._carrier import split_carriers
         from tracetrim.formats._table import HISTORY_FORMATS as table
 
         neutral = table[fmt].read(data, {})
-        meta = {"claude-code": "claude_code", "codex": "codex"}.get(fmt, fmt)
+        meta = {"claude-code": "claude_code", "codex": "codex", "qwen-code": "qwen_code"}.get(fmt, fmt)
         carried, _ = split_carriers(neutral, meta)
         if fmt == "pi":  # a pi entry whose parent (or first kept entry) went names the one kept instead
             relinked = ("parentId", "firstKeptEntryId")
             return [{k: v for k, v in e.items() if k not in relinked} for run in carried for e in run]
+        if fmt == "qwen-code":  # so does a Qwen Code record
+            return [{k: v for k, v in e.items() if k != "parentUuid"} for run in carried for e in run]
         return [entry for run in carried for entry in run]
     return {k: v for k, v in data.items() if k != HISTORY_FORMATS[fmt].messages_key}
 

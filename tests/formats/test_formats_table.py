@@ -100,6 +100,7 @@ def test_the_table_covers_every_format_and_its_views_agree() -> None:
         "opencode",
         "atif",
         "pi",
+        "qwen-code",
     ]
     assert set(READERS) == set(HISTORY_FORMATS)
     assert MESSAGES_KEY == {

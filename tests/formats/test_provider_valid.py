@@ -14,7 +14,7 @@ from hypothesis import given
 
 from tests import _provider_histories as histories
 from tests import _provider_rules as rules
-from tests._compact_plans import SETTINGS, compact, plans, write_back
+from tests._compact_plans import SETTINGS, compact, plans, write_back, written_with
 from tracetrim._marker import is_tombstone
 from tracetrim.formats import HISTORY_FORMATS, detect_format, from_langchain, to_langchain
 from tracetrim.harness_adapter._turns import join_bared_turns
@@ -367,6 +367,27 @@ def test_gemini_cli_sessions_stay_valid(session: dict[str, Any], plan: dict[str,
         k: v for k, v in sent.items() if k != "messages"
     }
     assert detect_format(written) == "gemini-cli"
+
+
+@SETTINGS
+@given(records=histories.qwen_code_sessions(), plan=plans)
+def test_qwen_code_sessions_stay_valid(records: list[dict[str, Any]], plan: dict[str, Any]) -> None:
+    """What Qwen Code sends from a compacted session keeps Gemini's rules (its records hold Gemini
+    contents), every record it does not send is where it was, and every parent is a record still there."""
+    sent = copy.deepcopy(records)
+    resumed = rules.qwen_code_resumed(sent)
+    rules.check_gemini(resumed, resumed)  # the generator's own sessions are valid
+    written = written_with("qwen-code", records, plan)
+    assert records == sent, "the caller's session was mutated"
+    rules.check_gemini(rules.qwen_code_resumed(written), resumed)
+    rules.check_calls_as_sent("qwen-code", written, sent)
+    unsent = [{k: v for k, v in r.items() if k != "parentUuid"} for r in sent if r["type"] == "system"]
+    assert [
+        {k: v for k, v in r.items() if k != "parentUuid"} for r in written if r["type"] == "system"
+    ] == unsent
+    uuids = [r["uuid"] for r in written]
+    assert all(r["parentUuid"] is None or r["parentUuid"] in uuids[:n] for n, r in enumerate(written))
+    assert detect_format(written) == "qwen-code"
 
 
 @SETTINGS

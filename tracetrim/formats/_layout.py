@@ -3,9 +3,10 @@
 The neutral form allows both. AgentScope keeps a call and its result in one message; chat formats (and
 the readers of them) put the result in a message after the call's. A writer whose format has one place
 for results gets a history of the other layout when it writes what it did not read: `tracetrim restore
---format NAME` of a snapshot archived from another format. These two pure functions move the results
+--format NAME` of a snapshot archived from another format. Two pure functions move the results
 to where the writer's format keeps them; a message its format read already has them there, and comes
-through unchanged.
+through unchanged. `one_result_each` cuts a results turn into one message a result, for formats that
+keep each result in an entry of its own.
 """
 
 from __future__ import annotations
@@ -77,4 +78,20 @@ def results_beside(messages: Sequence[Message]) -> list[Message]:
         blocks = kept[n] + moved.get(n, [])
         if blocks or not message["content"]:
             out.append({**message, "content": blocks} if blocks != message["content"] else message)
+    return out
+
+
+def one_result_each(messages: Sequence[Message]) -> list[Message]:
+    """``messages`` with each message of several tool results (a chat layout's results turn) cut into
+    one message a result, for agents that keep each result in an entry of its own (pi, Qwen Code); the
+    first keeps the message's id and metadata, each later one the id ``<id>~<n>``."""
+    out: list[Message] = []
+    for message in messages:
+        blocks = message["content"]
+        if len(blocks) < 2 or not all(b["type"] == "tool_result" for b in blocks):
+            out.append(message)
+            continue
+        out.append({**message, "content": blocks[:1]})
+        base = {k: v for k, v in message.items() if k not in ("id", "content", "metadata")}
+        out += [{**base, "id": f"{message['id']}~{n}", "content": [b]} for n, b in enumerate(blocks[1:], 1)]
     return out

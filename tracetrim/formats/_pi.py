@@ -19,7 +19,8 @@ from typing import Any
 from tracetrim._snapshot import Block, Message, SnapshotError
 from tracetrim.formats import _common as common
 from tracetrim.formats._carrier import CarrierRun, carried
-from tracetrim.formats._layout import results_apart
+from tracetrim.formats._entry_tree import EntryTree, join_bared
+from tracetrim.formats._layout import one_result_each, results_apart
 from tracetrim.formats._shape import JsonLines
 
 FORMAT = "pi"
@@ -136,13 +137,14 @@ def from_pi(lines: Sequence[Any]) -> list[Message]:
     for n, entry in enumerate(entries):
         if by_id.setdefault(entry["id"], n) != n:  # pi draws each id unused: a copy is a damaged file
             raise SnapshotError(f"entry id {entry['id']!r} is used twice", message=n + 1, field="id")
-    live = {
+    sent = [
         n
         for n in _in_context(entries, _path(entries, by_id))
         if entries[n].get("type") == "message"
         and isinstance(entries[n].get("message"), dict)
         and common.tag(entries[n]["message"].get("role")) in _LIVE_ROLES
-    }
+    ]
+    live = {n: k for k, n in enumerate(sorted(sent))}  # each entry's place among the messages sent
     run = CarrierRun(FORMAT, {})
     run.hold(lines[0])
     for n, entry in enumerate(entries):
@@ -155,7 +157,7 @@ def from_pi(lines: Sequence[Any]) -> list[Message]:
         body = {k: (_PLACE if k == "content" else copy.deepcopy(v)) for k, v in message.items()}
         role = "user" if message["role"] == "user" else "assistant"
         neutral = {"id": entry["id"], "role": role, "content": blocks}
-        meta: dict[str, Any] = {"entry": shell, "message": body}
+        meta: dict[str, Any] = {"entry": shell, "message": body, common.POSITION: live[n]}
         if isinstance(message.get("content"), str):
             meta["content"] = "str"
         run.add(common.attach_meta(neutral, FORMAT, meta))
@@ -244,41 +246,7 @@ def _fresh_id(message: Message, n: int, session: str, taken: set[str]) -> str:
     raise SnapshotError("no free entry id", message=n)  # 24 tries at 32 bits each: never in practice
 
 
-class _Tree:
-    """The tree as read (each entry's parent, and the path pi resumed from) and as written, to keep
-    every parent named where a drop took an entry out."""
-
-    def __init__(self, parents: Mapping[str, Any]) -> None:
-        self.parents = {k: v for k, v in parents.items() if isinstance(k, str)}
-        self.order = {k: n for n, k in enumerate(self.parents)}
-        self._kept: dict[str, Any] = {}  # an entry that went to its nearest ancestor written
-
-    def kept_ancestor(self, entry_id: Any, present: set[str]) -> Any:
-        """``entry_id``, or its nearest ancestor still written (None when none is). Each entry that
-        went is walked past once, however many branches start from it."""
-        gone: list[str] = []
-        while isinstance(entry_id, str) and entry_id not in present and entry_id not in self._kept:
-            if len(gone) > len(self.parents):  # a cycle, which pi would never have written
-                entry_id = None
-                break
-            gone.append(entry_id)
-            entry_id = self.parents.get(entry_id)
-        if isinstance(entry_id, str) and entry_id in self._kept:
-            entry_id = self._kept[entry_id]
-        found = entry_id if isinstance(entry_id, str) and entry_id in present else None
-        self._kept.update(dict.fromkeys(gone, found))
-        return found
-
-    def next_kept(self, entry_id: Any, written: Sequence[str], path: set[str]) -> Any:
-        """The first entry of ``path`` written after where ``entry_id`` stood (a compaction's first kept
-        entry that a drop took out: what pi sends from there on still starts where it did)."""
-        at = self.order.get(entry_id)
-        if at is None:
-            return entry_id
-        return next((e for e in written if e in path and self.order.get(e, -1) > at), entry_id)
-
-
-def _relink(entries: list[Any], fresh: set[int], path: set[str], tree: _Tree) -> None:
+def _relink(entries: list[Any], fresh: set[int], path: set[str], tree: EntryTree) -> None:
     """Keep the tree whole where a drop took entries out or a message pi held none for came in:
     the path pi resumes from is chained in the order written (each of its entries' parent the one
     before it), an entry off the path names its nearest ancestor still written, and a compaction's
@@ -316,10 +284,15 @@ def to_pi(messages: Sequence[Any]) -> list[Any]:
     own (a summary, or every message of a history read elsewhere, which gets a header too) gets an id
     and its place in the chain. A system message, which no session entry holds, is refused.
     """
-    messages = _one_result_each(results_apart(common.neutral_input(messages), only_results=True))
-    tree = _Tree(next(filter(None, (_parents(m) for m in messages)), {}))
-    path = _on_path(tree)
-    messages = _join_bared(messages, path)
+    messages = one_result_each(results_apart(common.neutral_input(messages), only_results=True))
+    tree = EntryTree(next(filter(None, (_parents(m) for m in messages)), {}))
+    path = tree.path_from(next(reversed(tree.parents), None))
+    messages = join_bared(
+        messages,
+        FORMAT,
+        lambda message: _sends_nothing(message, path),
+        lambda message: common.position_of(common.format_meta(message, FORMAT)),
+    )
     out: list[Any] = []
     fresh: dict[int, Message] = {}
     for i, message in enumerate(messages):
@@ -360,66 +333,10 @@ def _sends_nothing(message: Message, path: set[str]) -> bool:
     )
 
 
-def _join_bared(messages: Sequence[Message], path: set[str]) -> list[Message]:
-    """``messages`` with each assistant turn a drop left with only its text and tombstones joined to
-    the assistant turn pi sends next, its entry gone. pi passes two assistant turns in a row on as
-    they are, and Bedrock Converse and Gemini refuse them; the later turn keeps its entry and fields,
-    the earlier one's parts first. Turns that stood side by side when read are not joined: only a
-    drop leaves a tombstone."""
-    out: list[Message] = []
-    waiting: Message | None = None  # a bared turn, and the carriers after it that send nothing
-    between: list[Message] = []
-    for message in messages:
-        if waiting is not None:
-            if _sends_nothing(message, path):
-                between.append(message)
-                continue
-            starts_with_result = bool(message["content"]) and message["content"][0]["type"] == "tool_result"
-            is_carrier = carried(message, FORMAT, copied=False) is not None
-            if message["role"] == "assistant" and not is_carrier and not starts_with_result:
-                message = {**message, "content": [*waiting["content"], *message["content"]]}
-            else:
-                out.append(waiting)
-            out += between
-            waiting, between = None, []
-        if common.is_bared(message):
-            waiting = message
-        else:
-            out.append(message)
-    if waiting is not None:
-        out += [waiting, *between]
-    return out
-
-
-def _one_result_each(messages: Sequence[Message]) -> list[Message]:
-    """``messages`` with each message of several tool results (a chat layout's results turn) cut into
-    one message a result, as pi keeps them; the first keeps the message's id and metadata."""
-    out: list[Message] = []
-    for message in messages:
-        blocks = message["content"]
-        if len(blocks) < 2 or not all(b["type"] == "tool_result" for b in blocks):
-            out.append(message)
-            continue
-        out.append({**message, "content": blocks[:1]})
-        base = {k: v for k, v in message.items() if k not in ("id", "content", "metadata")}
-        out += [{**base, "id": f"{message['id']}~{n}", "content": [b]} for n, b in enumerate(blocks[1:], 1)]
-    return out
-
-
 def _parents(message: Message) -> dict[str, Any] | None:
     """The tree a session's header carrier holds (`_tree_meta`), if ``message`` is that carrier."""
     parents = common.format_meta(message, FORMAT).get("parents") if message["role"] == "system" else None
     return parents if isinstance(parents, dict) else None
-
-
-def _on_path(tree: _Tree) -> set[str]:
-    """The ids of the path pi resumed from when the session was read: the last entry and its parents."""
-    last = next(reversed(tree.parents), None)
-    path: set[str] = set()
-    while isinstance(last, str) and last not in path:
-        path.add(last)
-        last = tree.parents.get(last)
-    return path
 
 
 def _fill_fresh(entries: list[Any], fresh: Mapping[int, Message]) -> None:

@@ -44,6 +44,7 @@ from tracetrim.formats._openhands import from_openhands, is_openhands_event, to_
 from tracetrim.formats._openhands_v0 import from_openhands_v0, is_openhands_v0_event, to_openhands_v0
 from tracetrim.formats._pi import from_pi, is_pi_session, to_pi
 from tracetrim.formats._pydantic_ai import from_pydantic_ai_json, is_pydantic_ai_message, to_pydantic_ai_json
+from tracetrim.formats._qwen_code import from_qwen_code, is_qwen_code_session, to_qwen_code
 from tracetrim.formats._request_body import read_request, write_request
 from tracetrim.formats._shape import JsonLines, describe
 from tracetrim.formats._swe_agent import from_swe_agent_history, to_swe_agent_history
@@ -340,6 +341,13 @@ _TABLE = (
         _one_arg(from_pi),
         _messages_only(to_pi),
     ),
+    HistoryFormat(
+        "qwen-code",
+        "a Qwen Code session JSONL (the records Qwen Code resumes from, after its last compression; "
+        "system records and other branches kept in place)",
+        _one_arg(from_qwen_code),
+        _messages_only(to_qwen_code),
+    ),
 )
 
 HISTORY_FORMATS: Mapping[str, HistoryFormat] = MappingProxyType({f.name: f for f in _TABLE})
@@ -442,6 +450,8 @@ def _whole_list(data: Sequence[Any]) -> str | None:
         return "codex"
     if is_pi_session(items):
         return "pi"
+    if is_qwen_code_session(items):
+        return "qwen-code"
     if all(is_gemini_cli_record(item) for item in items) or is_gemini_cli_log(items):
         return "gemini-cli"
     if all(is_openhands_event(item) for item in items):
