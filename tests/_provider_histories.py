@@ -1116,7 +1116,7 @@ def qwen_code_sessions(draw: st.DrawFn) -> list[dict[str, Any]]:
             asked = []
             for part in parts:
                 if "functionCall" in part:
-                    part["functionCall"].setdefault("id", f"call_{len(records):04d}")
+                    part["functionCall"].setdefault("id", f"call_{len(records):04d}_{len(asked)}")
                     asked.append(part["functionCall"]["id"])
             add("assistant", content, model="qwen3-coder")
         else:
@@ -1134,3 +1134,69 @@ def qwen_code_sessions(draw: st.DrawFn) -> list[dict[str, Any]]:
             add("system", subtype="rewind", parentUuid=earlier, systemPayload={}, branch=True)
     add("system", subtype="ui_telemetry", systemPayload={"uiEvent": {"event.name": "api_response"}})
     return records
+
+
+@st.composite
+def pi_sessions(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """A pi session file (pi-mono ``session-manager.ts``, version 3): its header, then the turns of a
+    `gemini_requests` body as ``message`` entries (a model turn an ``assistant`` message of text,
+    thinking and ``toolCall`` parts; each function response a ``toolResult`` message; the user's text a
+    ``user`` message), ``label`` entries among them, each entry's parent the one before, and sometimes
+    an entry of a branch left behind."""
+    contents = draw(gemini_requests())["contents"]
+    lines: list[dict[str, Any]] = [
+        {
+            "type": "session",
+            "version": 3,
+            "id": "5e55-pi",
+            "timestamp": "2026-12-01T00:00:00.000Z",
+            "cwd": "/w",
+        }
+    ]
+    parent: str | None = None
+    asked: list[dict[str, Any]] = []
+
+    def add(kind: str, *, branch: bool = False, **fields: Any) -> None:
+        nonlocal parent
+        entry_id = f"{len(lines):08x}"
+        stamp = "2026-12-01T00:00:00.000Z"
+        lines.append({"type": kind, "id": entry_id, "parentId": parent, "timestamp": stamp, **fields})
+        if not branch:
+            parent = entry_id
+
+    for content in contents:
+        if content["role"] == "model":
+            parts: list[dict[str, Any]] = []
+            asked = []
+            for part in content["parts"]:
+                if "functionCall" in part:
+                    call = part["functionCall"]
+                    asked.append(
+                        {"id": call.get("id", f"call_{len(lines):04d}_{len(asked)}"), "name": call["name"]}
+                    )
+                    parts.append({"type": "toolCall", **asked[-1], "arguments": call["args"]})
+                elif part.get("thought"):
+                    parts.append({"type": "thinking", "thinking": part["text"]})
+                else:
+                    parts.append({"type": "text", "text": part["text"]})
+            message = {"role": "assistant", "content": parts, "api": "anthropic-messages",
+                       "provider": "anthropic", "model": "claude-sonnet-4-5", "usage": {},
+                       "stopReason": "toolUse" if asked else "stop", "timestamp": 0}  # fmt: skip
+            add("message", message=message)
+        else:
+            answers = [p["functionResponse"] for p in content["parts"] if "functionResponse" in p]
+            for call, answer in zip(asked, answers, strict=True):
+                text = json.dumps(answer["response"])
+                result = {"role": "toolResult", "toolCallId": call["id"], "toolName": call["name"]}
+                result |= {"content": [{"type": "text", "text": text}], "isError": False, "timestamp": 0}
+                add("message", message=result)
+            texts = [p["text"] for p in content["parts"] if "text" in p]
+            if texts:
+                add("message", message={"role": "user", "content": "\n".join(texts), "timestamp": 0})
+        if draw(st.booleans()):
+            add("label", targetId=lines[-1]["id"], label="mark")
+        if len(lines) > 1 and draw(st.integers(0, 5)) == 0:
+            earlier = draw(st.sampled_from(lines[1:]))["id"]
+            add("label", branch=True, targetId=earlier, label="elsewhere", parentId=earlier)
+    add("session_info", name="drawn")
+    return lines

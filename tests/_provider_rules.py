@@ -700,3 +700,55 @@ def qwen_code_resumed(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         else:
             joined.append(content)
     return {"contents": joined}
+
+
+def pi_resumed(lines: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The messages pi sends when it resumes a session (pi-mono ``buildSessionContext``): the path from
+    the last entry to the root; where a ``compaction`` stands on it, what comes after it and, before it,
+    from its ``firstKeptEntryId`` on; of those, the ``message`` entries' messages."""
+    entries = list(lines[1:])
+    by_id = {e["id"]: e for e in entries}
+    path: list[Mapping[str, Any]] = []
+    at = entries[-1] if entries else None
+    while at is not None and at not in path:
+        path.append(at)
+        at = by_id.get(at.get("parentId"))  # type: ignore[arg-type]
+    path.reverse()
+    cut = max((n for n, e in enumerate(path) if e["type"] == "compaction"), default=None)
+    if cut is not None:
+        kept = path[cut].get("firstKeptEntryId")
+        start = next((n for n in range(cut) if path[n]["id"] == kept), cut)
+        path = path[start:cut] + path[cut + 1 :]
+    return [e["message"] for e in path if e["type"] == "message"]
+
+
+def pi_calls(messages: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    """Every ``toolCall`` part of pi's assistant messages, by id."""
+    return {
+        part["id"]: part
+        for m in messages
+        if m["role"] == "assistant"
+        for part in m["content"]
+        if part.get("type") == "toolCall"
+    }
+
+
+def check_pi(messages: Sequence[Mapping[str, Any]], sent: Sequence[Mapping[str, Any]]) -> None:
+    """The messages pi sends: every call answered by the results right after its turn, no result
+    without its call, no two assistant turns in a row (pi passes them on; Bedrock Converse and Gemini
+    refuse them), every call as first sent."""
+    open_calls: set[str] = set()
+    for n, message in enumerate(messages):
+        if message["role"] == "toolResult":
+            assert message["toolCallId"] in open_calls, f"message {n}: a result without its call"
+            open_calls.discard(message["toolCallId"])
+            continue
+        assert not open_calls, f"message {n}: calls {sorted(open_calls)} never answered"
+        if message["role"] == "assistant":
+            open_calls = {p["id"] for p in message["content"] if p.get("type") == "toolCall"}
+    assert not open_calls, f"calls {sorted(open_calls)} never answered"
+    pairs = itertools.pairwise(messages)
+    assert not any(a["role"] == b["role"] == "assistant" for a, b in pairs), "assistant turns in a row"
+    first = pi_calls(sent)
+    for call_id, call in pi_calls(messages).items():
+        assert call == first[call_id], f"call {call_id} changed"

@@ -11,7 +11,6 @@ fail in CI.
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
 import os
 import shutil
@@ -23,6 +22,7 @@ import pytest
 import tracetrim as tt
 from tests._api_stub import run_agent
 from tests._foreign_histories import foreign_histories, said
+from tests._provider_rules import check_pi, pi_calls
 from tests.conftest import service_unavailable
 from tracetrim.archive import KeyValueArchive, MemoryStore
 from tracetrim.cli import main
@@ -50,37 +50,6 @@ def _resume(sessions: dict[str, list[Any]], folder: Path) -> dict[str, list[dict
     return {name: resumed[str(path)] for name, path in paths.items()}
 
 
-def _calls(messages: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    return {
-        part["id"]: part
-        for m in messages
-        if m["role"] == "assistant"
-        for part in m["content"]
-        if part.get("type") == "toolCall"
-    }
-
-
-def _check(messages: list[dict[str, Any]], sent: list[dict[str, Any]]) -> None:
-    """Every call answered by the results right after its turn, no result without its call, no two
-    assistant turns in a row, every call as first sent."""
-    open_calls: set[str] = set()
-    for n, message in enumerate(messages):
-        if message["role"] == "toolResult":
-            assert message["toolCallId"] in open_calls, f"message {n}: a result without its call"
-            open_calls.discard(message["toolCallId"])
-            continue
-        assert not open_calls, f"message {n}: calls {sorted(open_calls)} never answered"
-        if message["role"] == "assistant":
-            open_calls = {p["id"] for p in message["content"] if p.get("type") == "toolCall"}
-    assert not open_calls, f"calls {sorted(open_calls)} never answered"
-    # two assistant turns in a row, which Bedrock Converse and Gemini refuse (pi passes them on)
-    pairs = itertools.pairwise(messages)
-    assert not any(a["role"] == b["role"] == "assistant" for a, b in pairs), "assistant turns in a row"
-    first = _calls(sent)
-    for call_id, call in _calls(messages).items():
-        assert call == first[call_id], f"call {call_id} changed"
-
-
 def _compacted(lines: list[Any], dropped: tuple[str, ...]) -> list[Any]:
     """``lines`` compacted in ENFORCE: the pairs whose question names end with one of ``dropped``
     (``_t1`` is the first pair judged) dropped, tombstones on; the rest kept."""
@@ -104,13 +73,13 @@ def test_pi_resumes_its_own_session_and_compacted_copies(tmp_path: Path) -> None
     some = _compacted(lines, ("_t1", "_t3"))
     resumed = _resume({"sent": lines, "every": every, "some": some}, tmp_path)
     sent = resumed["sent"]
-    assert set(_calls(sent)) == {f"toolu_01{c}" for c in "ABCDEFG"}
+    assert set(pi_calls(sent)) == {f"toolu_01{c}" for c in "ABCDEFG"}
     for name in ("every", "some"):
-        _check(resumed[name], sent)
+        check_pi(resumed[name], sent)
         kept = {p["id"] for e in (every if name == "every" else some) for p in _parts(e)}
-        assert set(_calls(resumed[name])) == kept & set(_calls(sent)), name
-    assert set(_calls(resumed["every"])) == {"toolu_01F", "toolu_01G"}  # the recent ones stay
-    assert {"toolu_01F", "toolu_01G"} < set(_calls(resumed["some"])) < set(_calls(sent))
+        assert set(pi_calls(resumed[name])) == kept & set(pi_calls(sent)), name
+    assert set(pi_calls(resumed["every"])) == {"toolu_01F", "toolu_01G"}  # the recent ones stay
+    assert {"toolu_01F", "toolu_01G"} < set(pi_calls(resumed["some"])) < set(pi_calls(sent))
     # what pi's compaction hid stays hidden, its summary first; what the branch said stays off the path
     for name in ("every", "some"):
         first = resumed[name][0]
@@ -156,8 +125,8 @@ def test_a_history_from_elsewhere_is_a_session_pi_resumes(tmp_path: Path) -> Non
     resumed = _resume(sessions, tmp_path)
     for name, neutral in histories.items():
         messages = resumed[name]
-        _check(messages, messages)
-        assert set(_calls(messages)) == set(said(neutral, "tool_call"))
+        check_pi(messages, messages)
+        assert set(pi_calls(messages)) == set(said(neutral, "tool_call"))
         assert {m["toolCallId"] for m in messages if m["role"] == "toolResult"} == set(
             said(neutral, "tool_result")
         )
@@ -244,5 +213,5 @@ def test_a_compaction_keeps_from_the_next_entry_of_its_path_when_its_first_went(
     [compaction] = [e for e in written if e["type"] == "compaction"]
     assert compaction["firstKeptEntryId"] == "a2"
     resumed = _resume({"written": written}, tmp_path)["written"]
-    _check(resumed, _resume({"sent": lines}, tmp_path)["sent"])
-    assert set(_calls(resumed)) == {"c2"} and "another branch" not in json.dumps(resumed)
+    check_pi(resumed, _resume({"sent": lines}, tmp_path)["sent"])
+    assert set(pi_calls(resumed)) == {"c2"} and "another branch" not in json.dumps(resumed)
