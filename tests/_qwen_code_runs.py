@@ -82,21 +82,30 @@ def session_qwen_writes(home: Path) -> str:
     return (chats(home, work) / f"{SESSION}.jsonl").read_text("utf-8")
 
 
-def resumed(lines: list[Any], home: Path) -> list[dict[str, Any]]:
-    """The chat-completions messages Qwen Code sends when it resumes the session ``lines`` (whose
-    records name ``home / "work"`` as their folder) and goes on with one more prompt."""
+def going_on(
+    lines: list[Any], home: Path, script: list[list[dict[str, Any]]] | None = None, *args: str
+) -> list[dict[str, Any]]:
+    """The chat-completions request bodies Qwen Code sends when it resumes the session ``lines`` (whose
+    records name ``home / "work"`` as their folder) and goes on with one more prompt, ``Go on.``: its
+    model following ``script`` (`tests._api_stub.api_stub`), ``args`` added to the command."""
     work = home / "work"
     work.mkdir(parents=True, exist_ok=True)
     session = next(r["sessionId"] for r in lines if isinstance(r, dict) and "sessionId" in r)
     folder = chats(home, work)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{session}.jsonl").write_text(dump_jsonl(JsonLines(lines)), encoding="utf-8")
-    with api_stub() as stub:
-        qwen(home, work, stub, "--resume", session, "Go on.")
+    with api_stub(script) as stub:
+        qwen(home, work, stub, *args, "--resume", session, "Go on.")
         bodies = [r["body"] for r in stub.requests if r["path"].endswith("/chat/completions")]
-    sent = [b for b in bodies if b.get("tools") and "Go on." in json.dumps(b["messages"][-1])]
+    sent = [b for b in bodies if b.get("tools") and "Go on." in json.dumps(b["messages"])]
     assert sent, f"Qwen Code sent no request for the prompt ({len(bodies)} requests)"
-    messages: list[dict[str, Any]] = sent[0]["messages"]
+    return sent
+
+
+def resumed(lines: list[Any], home: Path) -> list[dict[str, Any]]:
+    """The chat-completions messages Qwen Code sends first when it resumes the session ``lines`` and goes
+    on with one more prompt (`going_on`)."""
+    messages: list[dict[str, Any]] = going_on(lines, home)[0]["messages"]
     return messages
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ import tracetrim as tt
 from tests._compact_plans import RESUME_PLANS, written_with
 from tests._foreign_histories import foreign_histories, said
 from tests._provider_rules import check_openai_chat
-from tests._qwen_code_runs import CLI, FIXTURE, moved, resumed, session_qwen_writes
+from tests._qwen_code_runs import CLI, FIXTURE, going_on, moved, resumed, session_qwen_writes
 from tests.conftest import service_unavailable
 from tracetrim.cli import main
 from tracetrim.formats import HISTORY_FORMATS, detect_format, dump_jsonl, parse_history_text
@@ -185,3 +186,35 @@ def test_restore_gives_back_the_session_sent(tmp_path: Path, capsys: pytest.Capt
     [snapshot] = json.loads(capsys.readouterr().out)
     assert main(["restore", *archive, snapshot["ref"], "--format", "sent"]) == 0
     assert capsys.readouterr().out.encode("utf-8") == FIXTURE.read_bytes()
+
+
+def test_qwen_code_recalls_a_dropped_result_through_tracetrim_mcp(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The whole loop: the session compacted in ENFORCE (its originals archived), Qwen Code resumes it
+    with `tracetrim mcp` as an MCP server, its model asks for the first read back by the call id its note
+    names, and the next request carries the original result, byte for byte."""
+    _cli()
+    archive = ["--archive", str(tmp_path / "archive"), "--user", "u", "--agent", "a", "--session", "s"]
+    args = ["compact", str(FIXTURE), "--mode", "enforce", *archive, "--eligible-tools", "*"]
+    assert main([*args, "--minimum-reduction", "0", "--keep-threshold", "1", "--emit", "history"]) == 0
+    written = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    [original] = [
+        p["functionResponse"]["response"]["output"]
+        for r in _lines()
+        for p in r.get("message", {}).get("parts", [])
+        if p.get("functionResponse", {}).get("id") == "call_01"
+    ]
+    assert original not in json.dumps(written)  # the read was shortened or dropped
+    server = {"command": sys.executable, "args": ["-m", "tracetrim", "mcp", *archive]}
+    config = json.dumps({"mcpServers": {"tracetrim": server}})
+    # Qwen Code defers MCP tools: the model calls them through its tool_call tool, by their full name
+    recall = {"name": "mcp__tracetrim__recall_tool_result", "arguments": {"call_id": "call_01"}}
+    script = [
+        [{"type": "tool_use", "id": "call_r1", "name": "tool_call", "input": recall}],
+        [{"type": "text", "text": "Recalled."}],
+    ]
+    home = tmp_path / "home"
+    bodies = going_on(moved(written, home / "work"), home, script, "--mcp-config", config)
+    answer = next(m for m in bodies[-1]["messages"] if m.get("tool_call_id") == "call_r1")
+    assert [part["text"] for part in answer["content"]] == [original]

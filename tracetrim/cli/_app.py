@@ -14,6 +14,7 @@ from tracetrim.cli._compact import register as register_compact
 from tracetrim.cli._demo import register as register_demo
 from tracetrim.cli._errors import CliError
 from tracetrim.cli._fit import register as register_fit
+from tracetrim.cli._mcp import register as register_mcp
 from tracetrim.cli._offload import register as register_offload
 from tracetrim.cli._replay import register as register_replay
 from tracetrim.cli._serve import register as register_serve
@@ -27,6 +28,7 @@ _REGISTRATIONS = (
     register_fit,
     register_replay,
     register_serve,
+    register_mcp,
 )
 
 
