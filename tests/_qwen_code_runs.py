@@ -1,4 +1,4 @@
-"""The real Qwen Code CLI (``@qwen-code/qwen-code``, pinned in ``tests/js``) run offline: scripted tasks
+"""The real Qwen Code CLI (``@qwen-code/qwen-code``, pinned in ``tests/js/qwen``) run offline: scripted tasks
 against the chat-completions stub (`tests._api_stub`), and a session resumed to see what Qwen Code sends.
 
 Each run gets its own home, so nothing reaches the user's Qwen Code. Run this file to write
@@ -20,7 +20,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests._api_stub import api_stub, run_agent
 from tracetrim.formats import JsonLines, dump_jsonl
 
-CLI = Path(__file__).parent / "js" / "node_modules" / "@qwen-code" / "qwen-code" / "cli.js"
+CLI = Path(__file__).parent / "js" / "qwen" / "node_modules" / "@qwen-code" / "qwen-code" / "cli.js"
+INSTALL = "npm install --prefix tests/js/qwen --omit=optional --no-package-lock"
+"""How ``.ci/run`` installs it (its optional packages left out: none runs here)."""
 FIXTURE = Path(__file__).parent / "data" / "agents" / "qwen_code_session.jsonl"
 SESSION = "3f1b6a52-8c0d-4e7a-9b21-5d6c7e8f9a01"
 """The id the fixture's session was written under (``--session-id``), so the file is the same each time."""

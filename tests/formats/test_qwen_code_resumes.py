@@ -1,13 +1,13 @@
 """Qwen Code itself resumes the sessions tracetrim writes back: the real CLI (``@qwen-code/qwen-code``,
-pinned in ``tests/js``) is given a compacted session file and goes on with one more prompt
+pinned in ``tests/js/qwen``) is given a compacted session file and goes on with one more prompt
 (``qwen --resume``). The chat-completions request it then sends keeps the API's rules (every
 ``tool_calls`` entry answered by a ``tool`` message before the next other message, no ``tool`` message
 without its call; `tests._provider_rules.check_openai_chat`), every call is as first sent, every result
 as first sent or marked by tracetrim, and exactly the calls the file keeps are sent.
 
 Qwen Code talks to a chat-completions stub on 127.0.0.1 (`tests._api_stub`: no model is reachable
-here). ``.ci/run`` installs the CLI (``npm ci --prefix tests/js``); without it the tests skip outside CI
-and fail in CI.
+here). ``.ci/run`` installs the CLI (`tests._qwen_code_runs.INSTALL`); without it the tests skip outside
+CI and fail in CI.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import tracetrim as tt
 from tests._compact_plans import RESUME_PLANS, written_with
 from tests._foreign_histories import foreign_histories, said
 from tests._provider_rules import check_openai_chat
-from tests._qwen_code_runs import CLI, FIXTURE, going_on, moved, resumed, session_qwen_writes
+from tests._qwen_code_runs import CLI, FIXTURE, INSTALL, going_on, moved, resumed, session_qwen_writes
 from tests.conftest import service_unavailable
 from tracetrim.cli import main
 from tracetrim.formats import HISTORY_FORMATS, detect_format, dump_jsonl, parse_history_text
@@ -34,7 +34,7 @@ QWEN = HISTORY_FORMATS["qwen-code"]
 
 def _cli() -> None:
     if shutil.which("node") is None or not CLI.exists():
-        service_unavailable("Qwen Code is not installed (npm ci --prefix tests/js)")
+        service_unavailable(f"Qwen Code is not installed ({INSTALL})")
 
 
 def _lines() -> list[dict[str, Any]]:
