@@ -50,9 +50,7 @@ def _server(tool: RecallTool) -> Any:
         raise CliError("tracetrim mcp needs the MCP SDK: pip install 'tracetrim[mcp]'") from None
     server = MCPServer("tracetrim", instructions=_INSTRUCTIONS)
     # plain text back, as the tool result it stands for (no {"result": ...} wrapper)
-    server.add_tool(
-        tool.function, name=tool.name, description=tool.description, structured_output=False
-    )
+    server.add_tool(tool.function, name=tool.name, description=tool.description, structured_output=False)
     return server
 
 

@@ -123,7 +123,8 @@ def from_qwen_code(lines: Sequence[Any]) -> list[Message]:
     by_id: dict[str, int] = {}
     for n, record in enumerate(records):
         by_id.setdefault(record["uuid"], n)
-    live = _live(records, _path(records, by_id))
+    path = _path(records, by_id)
+    live = _live(records, path)
     for n in live:
         if by_id[records[n]["uuid"]] != n:  # Qwen Code joins such copies into one turn; tracetrim does not
             raise SnapshotError(f"record uuid {records[n]['uuid']!r} is used twice", message=n, field="uuid")
@@ -146,7 +147,8 @@ def from_qwen_code(lines: Sequence[Any]) -> list[Message]:
         run.add(common.attach_meta(message, FORMAT, meta))
     out = run.messages()
     parents = {r["uuid"]: r["parentUuid"] for r in reversed(records)}  # the first record of each uuid
-    tree = {"parents": dict(reversed(parents.items())), "path": [records[n]["uuid"] for n in live]}
+    leaf = records[path[-1]]["uuid"] if path else None
+    tree = {"parents": dict(reversed(parents.items())), "leaf": leaf}
     if out:
         common.format_meta(out[0], FORMAT)["tree"] = tree
     return out
@@ -158,8 +160,7 @@ def _tree(messages: Sequence[Message]) -> tuple[EntryTree, set[str]]:
     if not isinstance(tree, dict) or not isinstance(tree.get("parents"), dict):
         return EntryTree({}), set()
     entries = EntryTree(tree["parents"])
-    live = [u for u in tree.get("path", ()) if isinstance(u, str)]
-    return entries, entries.path_from(live[-1]) if live else set()
+    return entries, entries.path_from(tree.get("leaf"))
 
 
 def _sends_nothing(message: Message, path: set[str]) -> bool:
@@ -231,8 +232,8 @@ def to_qwen_code(messages: Sequence[Any]) -> list[Any]:
 
     Carried records come back as they were; each other message becomes its record again (a tool result
     a record of its own). Where a drop took records out, the path Qwen Code resumes from is chained
-    again, a record off it names its nearest ancestor still there, and an assistant turn left with
-    only its tombstone joins the next one. A message with no record of its own (a summary, or every
+    again, a record off it names its nearest ancestor still there, and an assistant turn a drop left
+    with no call joins the next one. A message with no record of its own (a summary, or every
     message of a history read elsewhere) gets one, in the session of the records around it. A system
     message, which no session record holds, is refused.
     """
