@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from tests._api_stub import api_stub, run_agent
 from tests._compact_plans import RESUME_PLANS, written_with
 from tests._foreign_histories import foreign_histories, said
 from tests.conftest import service_unavailable
+from tracetrim.cli import main
 from tracetrim.formats import HISTORY_FORMATS, JsonLines, detect_format, dump_jsonl, parse_history_text
 
 CLI = Path(__file__).parents[1] / "js" / "node_modules" / ".bin" / "claude"
@@ -208,3 +210,48 @@ def test_an_entry_written_for_a_message_that_had_none_joins_the_chain(tmp_path: 
     assert "A note the host added." in [t for m in after for t in _texts(m)]
     calls = [b["id"] for m in sent for b in _blocks(m, "tool_use")]
     assert [b["id"] for m in after for b in _blocks(m, "tool_use")] == calls
+
+
+def test_claude_code_recalls_a_dropped_result_through_tracetrim_mcp(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The session compacted in ENFORCE (its originals archived), Claude Code resumes it with
+    `tracetrim mcp` as an MCP server, its model asks for the dropped Read back by the call id the
+    tombstone names, and the next request carries the original result, byte for byte."""
+    cli = _cli()
+    archive = ["--archive", str(tmp_path / "archive"), "--user", "u", "--agent", "a", "--session", "s"]
+    args = ["compact", str(SESSION), "--mode", "enforce", *archive, "--eligible-tools", "*"]
+    assert main([*args, "--minimum-reduction", "0", "--keep-threshold", "1", "--emit", "history"]) == 0
+    written = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    [original] = [
+        b["content"]
+        for e in parse_history_text(SESSION.read_text(encoding="utf-8"))
+        if isinstance(e.get("message", {}).get("content"), list)
+        for b in e["message"]["content"]
+        if b.get("tool_use_id") == "toolu_01A"
+    ]
+    assert "[tracetrim: dropped Read call toolu_01A" in json.dumps(written)
+    home = tmp_path / "home"
+    work = home / "work"
+    work.mkdir(parents=True)
+    entry = next(e for e in written if "sessionId" in e)
+    project = home / ".claude" / "projects" / str(work).replace("/", "-").replace(".", "-")
+    project.mkdir(parents=True)
+    moved = [{**e, "cwd": str(work)} if "cwd" in e else e for e in written]
+    (project / f"{entry['sessionId']}.jsonl").write_text(dump_jsonl(JsonLines(moved)), encoding="utf-8")
+    server = {"command": sys.executable, "args": ["-m", "tracetrim", "mcp", *archive]}
+    tool = "mcp__tracetrim__recall_tool_result"  # Claude Code's name for an MCP server's tool
+    script = [
+        [{"type": "tool_use", "id": "toolu_r1", "name": tool, "input": {"call_id": "toolu_01A"}}],
+        [{"type": "text", "text": "Recalled."}],
+    ]
+    with api_stub(script) as stub:
+        argv = [str(cli), "-p", "go on", "--resume", entry["sessionId"], "--max-turns", "3"]
+        argv += ["--mcp-config", json.dumps({"mcpServers": {"tracetrim": server}}), "--allowedTools", tool]
+        printed = run_agent([*argv, "--output-format", "json"], work, _env(home, stub))
+        requests = [r["body"] for r in stub.requests if r["body"].get("messages") and r["body"].get("tools")]
+    assert json.loads(printed)["is_error"] is False
+    [answer] = [
+        b for b in _blocks(requests[-1]["messages"][-1], "tool_result") if b["tool_use_id"] == "toolu_r1"
+    ]
+    assert [part["text"] for part in answer["content"]] == [original]
