@@ -155,3 +155,33 @@ def test_replay_walks_the_variants_and_gates_with_the_cache_prices_it_is_given(
     assert all("cache_prices=(0.5, 1.0)" in s["models"] for s in gated)
     strict = next(r for r in report["runs"] if r["strategy"] == "tracetrim budget, target or nothing")
     assert "TARGET_NOT_REACHED" in strict["reasons"] and strict["compactions"] == 0
+
+
+AGENT_FILES = sorted(p for p in (SHAPES / "agents").iterdir() if p.name != "README.md")
+"""Files the agents themselves wrote, one per format they keep (tests/data/agents/README.md)."""
+
+
+def test_replay_walks_the_files_every_agent_writes_and_tracetrim_never_loses_silently(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every agent's own file replays under its own reader (a window small enough that the planners
+    fire), and what a tracetrim strategy's prompts lacked later is recallable, never silent."""
+    compacted: set[str] = set()
+    for path in AGENT_FILES:
+        out = tmp_path / f"{path.name}.json"
+        code = main(
+            ["replay", str(path), "--context-window", "2000", "--strategies", "none,threshold,budget,offload",
+             "--json", str(out)]
+        )  # fmt: skip
+        shown = capsys.readouterr()
+        assert code == 0, f"{path.name}: {shown.err}"
+        report = json.loads(out.read_text(encoding="utf-8"))
+        assert report["runs"], path.name
+        for total in report["totals"]:
+            if total["strategy"] != "none":
+                assert total["silent"] == 0, (path.name, total)
+            if total["compactions"]:
+                compacted.add(report["runs"][0]["dataset"])
+    # Most of these runs are short; enough of them pass the trigger that the walk compacts files of
+    # many formats, the session formats among them.
+    assert {"claude-code", "codex", "gemini-cli", "pi", "qwen-code", "openhands-v0"} <= compacted

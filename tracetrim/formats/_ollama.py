@@ -37,11 +37,12 @@ def _function(call: Any) -> dict[str, Any] | None:
 
 def is_ollama_message(message: Any) -> bool:
     """Whether ``message`` has a shape only Ollama chat messages have: a tool call whose arguments are
-    an object under ``function``, or a tool message naming its tool in ``tool_name`` without an id."""
+    an object under ``function``, or a text tool message without a ``tool_call_id`` (OpenAI chat
+    requires one on every tool message; the AI SDK's tool messages hold parts)."""
     if not isinstance(message, dict):
         return False
     if message.get("role") == "tool":
-        return "tool_name" in message and "tool_call_id" not in message
+        return "tool_call_id" not in message and not isinstance(message.get("content"), list)
     calls = message.get("tool_calls")
     return isinstance(calls, list) and any(_function(call) is not None for call in calls)
 

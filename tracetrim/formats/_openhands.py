@@ -94,7 +94,7 @@ def _action(event: dict[str, Any], i: int) -> list[Block] | None:
 def _result(event: dict[str, Any], names: dict[str, str]) -> list[Block] | None:
     kind = event.get("kind")
     field = _RESULTS.get(kind) if isinstance(kind, str) else None
-    call_id = event.get("tool_call_id")
+    call_id = common.tag(event.get("tool_call_id"))
     if field is None or call_id not in names:
         return None
     value = event.get(field)

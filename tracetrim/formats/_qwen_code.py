@@ -49,7 +49,7 @@ def _is_record(item: Any) -> bool:
         return False
     message = item.get("message")
     return (
-        item.get("type") in _TYPES
+        common.tag(item.get("type")) in _TYPES
         and isinstance(item.get("sessionId"), str)
         and (message is None or (isinstance(message, dict) and isinstance(message.get("parts"), list)))
     )
@@ -62,7 +62,7 @@ def is_qwen_code_session(lines: Sequence[Any]) -> bool:
 
 
 def _is_conversation(record: Mapping[str, Any]) -> bool:
-    return not (record.get("type") == "system" and record.get("subtype") in _NOT_CONVERSATION)
+    return not (record.get("type") == "system" and common.tag(record.get("subtype")) in _NOT_CONVERSATION)
 
 
 def _is_compression(record: Mapping[str, Any]) -> bool:
@@ -97,7 +97,7 @@ def _live(records: Sequence[dict[str, Any]], path: list[int]) -> list[int]:
     return [
         at
         for at in path[last + 1 :]
-        if records[at].get("type") in _LIVE_TYPES
+        if common.tag(records[at].get("type")) in _LIVE_TYPES
         and "subtype" not in records[at]
         and isinstance(records[at].get("message"), dict)
     ]
