@@ -164,6 +164,31 @@ def test_records_off_the_path_name_their_nearest_ancestor_still_there() -> None:
     assert all(r["parentUuid"] is None or r["parentUuid"] in uuids for r in written)
 
 
+def test_a_branch_checkpoint_whose_start_went_names_the_nearest_record_still_there() -> None:
+    """A ``branch_checkpoint`` names the record its branch starts after; where a drop took that record
+    out, it names its nearest ancestor still written, as Qwen Code's own fork moves such a boundary."""
+    lines = _lines()
+    at = next(n for n, r in enumerate(lines) if r["type"] == "tool_result")
+    checkpoint = {
+        **{k: v for k, v in lines[-1].items() if k != "message"},
+        "uuid": "c0ffee00-0000-4000-8000-000000000004",
+        "parentUuid": lines[-1]["uuid"],
+        "type": "system",
+        "subtype": "branch_checkpoint",
+        "systemPayload": {"v": 1, "startExclusiveRecordUuid": lines[at]["uuid"],
+                          "assistantRecordUuid": lines[-1]["uuid"]},
+    }  # fmt: skip
+    session = [*lines, checkpoint]
+    assert QWEN.write(QWEN.read(session))["messages"] == session
+    written = written_with("qwen-code", session, RESUME_PLANS["drop-all"])
+    uuids = [r["uuid"] for r in written]
+    assert lines[at]["uuid"] not in uuids
+    [kept] = [r for r in written if r["uuid"] == checkpoint["uuid"]]
+    start = kept["systemPayload"]["startExclusiveRecordUuid"]
+    assert start in uuids[: uuids.index(checkpoint["uuid"])]
+    assert uuids.index(start) < at and kept["systemPayload"]["assistantRecordUuid"] in uuids
+
+
 def test_a_record_used_twice_and_a_system_message_are_refused_naming_them() -> None:
     lines = _lines()
     twice = [*lines, {**lines[-1]}]

@@ -42,6 +42,9 @@ _NOT_CONVERSATION = frozenset(
 _PROVENANCE = {"user": "real_user", "assistant": "assistant_output", "tool_result": "tool_result"}
 _PLACE = "\x00tracetrim.message"
 _EPOCH = "1970-01-01T00:00:00.000Z"
+_CHECKPOINT = "branch_checkpoint"
+_CHECKPOINT_START = "startExclusiveRecordUuid"
+"""A branch checkpoint's record, and the record its branch starts after (None: the session's start)."""
 
 
 def _is_record(item: Any) -> bool:
@@ -211,7 +214,8 @@ def _fresh(content: dict[str, Any], message: Message, n: int, like: Mapping[str,
 def _relink(records: list[Any], on_path: list[bool], tree: EntryTree) -> None:
     """Keep the tree whole where a drop took records out or a record came in: the path Qwen Code
     resumes from is chained in the order written (each record's parent the one before it; the first
-    keeps its own), and a record off the path names its nearest ancestor still written."""
+    keeps its own), a record off the path names its nearest ancestor still written, and so does a
+    branch checkpoint whose branch started after a record that went."""
     present = {r["uuid"] for r in records if isinstance(r, dict) and isinstance(r.get("uuid"), str)}
     previous: Any = None
     started = False
@@ -224,7 +228,14 @@ def _relink(records: list[Any], on_path: list[bool], tree: EntryTree) -> None:
         else:
             parent = tree.kept_ancestor(record.get("parentUuid"), present)
         if record.get("parentUuid") != parent:
-            records[n] = {**record, "parentUuid": parent}
+            records[n] = record = {**record, "parentUuid": parent}
+        payload = record.get("systemPayload")
+        if record.get("subtype") == _CHECKPOINT and isinstance(payload, dict):
+            start = payload.get(_CHECKPOINT_START)
+            if isinstance(start, str) and start not in present:
+                # As Qwen Code's own fork moves a boundary that did not come along.
+                moved = {**payload, _CHECKPOINT_START: tree.kept_ancestor(start, present)}
+                records[n] = {**record, "systemPayload": moved}
 
 
 def to_qwen_code(messages: Sequence[Any]) -> list[Any]:
