@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 import tracetrim as tt
+from tests._compact_plans import RESUME_PLANS, compact
 from tracetrim.archive import KeyValueArchive, MemoryStore
 from tracetrim.cli import main
 from tracetrim.decision import ScriptedDecisionModel
@@ -342,3 +343,39 @@ def test_openhands_observation_parts_come_back_as_they_were_sent() -> None:
             meta.pop("lengths")
             meta["event"] = copy.deepcopy(whole[meta["event"]["id"]])
     assert shape.write(neutral)["messages"] == events
+
+
+def _entry_ids(items: list[Any]) -> set[str]:
+    """The ids of a file's entries (lines, records, events, messages): each one's own ``uuid`` or
+    ``id`` (an OpenCode message's under ``info``)."""
+    found: set[str] = set()
+    for item in items:
+        if isinstance(item, dict):
+            for own in (item, item.get("info")):
+                if isinstance(own, dict):
+                    found.update(v for k in ("uuid", "id") if isinstance(v := own.get(k), str))
+    return found
+
+
+def _named(value: Any, key: Any = None) -> list[tuple[Any, str]]:
+    """Every string in ``value`` with the key it stands under, the entry's own ids left out."""
+    if isinstance(value, dict):
+        return [n for k, v in value.items() if k not in ("uuid", "id") for n in _named(v, k)]
+    if isinstance(value, list):
+        return [n for v in value for n in _named(v, key)]
+    return [(key, value)] if isinstance(value, str) else []
+
+
+@pytest.mark.parametrize(("name", "fmt", "tools"), FILES, ids=IDS)
+@pytest.mark.parametrize("plan", [p for p in RESUME_PLANS if p != "as-read"])
+def test_no_entry_written_back_names_an_entry_that_went(
+    name: str, fmt: str, tools: tuple[str, ...], plan: str
+) -> None:
+    """Where a plan took entries out, no entry left names one of them (a parent, a compaction's first
+    kept entry, a branch's start or origin): every reference an agent follows still leads somewhere."""
+    data = _one(name)
+    items, fields = _split(data, fmt)
+    shape = HISTORY_FORMATS[fmt]
+    written = shape.write(compact(shape.read(items, fields), RESUME_PLANS[plan]))["messages"]
+    gone = _entry_ids(items) - _entry_ids(written)
+    assert not [(key, text) for entry in written for key, text in _named(entry) if text in gone]

@@ -29,6 +29,8 @@ _LIVE_ROLES = frozenset({"user", "assistant", "toolResult"})
 _PLACE = "\x00tracetrim.content"
 _EPOCH = "1970-01-01T00:00:00.000Z"
 _VERSION = 3
+_ROOT = frozenset({"root"})
+"""What a branch summary names as where it left from when the branch started at the session's root."""
 _NO_USAGE = {
     "input": 0,
     "output": 0,
@@ -249,8 +251,9 @@ def _fresh_id(message: Message, n: int, session: str, taken: set[str]) -> str:
 def _relink(entries: list[Any], fresh: set[int], path: set[str], tree: EntryTree) -> None:
     """Keep the tree whole where a drop took entries out or a message pi held none for came in:
     the path pi resumes from is chained in the order written (each of its entries' parent the one
-    before it), an entry off the path names its nearest ancestor still written, and a compaction's
-    ``firstKeptEntryId`` names an entry still there."""
+    before it), an entry off the path names its nearest ancestor still written, a compaction's
+    ``firstKeptEntryId`` names an entry still there, and so does a branch summary's ``fromId`` (the
+    nearest ancestor of the entry the branch left from; ``"root"`` when none is)."""
     written = [e["id"] for e in entries[1:] if isinstance(e, dict) and isinstance(e.get("id"), str)]
     present = set(written)
     previous = None
@@ -266,7 +269,11 @@ def _relink(entries: list[Any], fresh: set[int], path: set[str], tree: EntryTree
             entries[n] = entry = {**entry, "parentId": parent}
         kept = entry.get("firstKeptEntryId")
         if entry.get("type") == "compaction" and isinstance(kept, str) and kept not in present:
-            entries[n] = {**entry, "firstKeptEntryId": tree.next_kept(kept, written, path)}
+            entries[n] = entry = {**entry, "firstKeptEntryId": tree.next_kept(kept, written, path)}
+        left = entry.get("fromId")
+        if entry.get("type") == "branch_summary" and isinstance(left, str) and left not in present | _ROOT:
+            # pi writes the entry a branch left from as both the summary's parent and its fromId.
+            entries[n] = {**entry, "fromId": tree.kept_ancestor(left, present) or "root"}
 
 
 def _header(messages: Sequence[Message]) -> dict[str, Any]:
