@@ -143,8 +143,8 @@ def _others(data: Any, fmt: str) -> Any:
         neutral = table[fmt].read(data, {})
         meta = {"claude-code": "claude_code", "codex": "codex", "qwen-code": "qwen_code"}.get(fmt, fmt)
         carried, _ = split_carriers(neutral, meta)
-        if fmt == "pi":  # a pi entry whose parent (or first kept entry) went names the one kept instead
-            relinked = ("parentId", "firstKeptEntryId")
+        if fmt == "pi":  # a pi entry whose parent (first kept entry, origin) went names one kept instead
+            relinked = ("parentId", "firstKeptEntryId", "fromId")
             return [{k: v for k, v in e.items() if k not in relinked} for run in carried for e in run]
         if fmt == "qwen-code":  # so does a Qwen Code record
             return [{k: v for k, v in e.items() if k != "parentUuid"} for run in carried for e in run]
