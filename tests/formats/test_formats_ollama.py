@@ -36,6 +36,16 @@ def test_ollama_is_told_apart_from_openai_chat() -> None:
         {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
         {"role": "tool", "tool_call_id": "c1", "content": "y"}]  # fmt: skip
     assert detect_format(chat) == "openai"
+    # OpenAI chat requires an id on every tool message: a text tool message without one is Ollama's,
+    # even where every call's arguments are a string (what a drop can leave of an Ollama history).
+    bare = [*chat[:2], {"role": "tool", "content": "y"}]
+    assert detect_format(bare) == "ollama"
+    assert to_ollama(from_ollama(bare)) == bare
+    # The AI SDK's tool messages hold parts, and name their calls inside them.
+    parts = [
+        {"type": "tool-result", "toolCallId": "c1", "toolName": "f", "output": {"type": "text", "value": "y"}}
+    ]
+    assert detect_format([chat[0], {"role": "tool", "content": parts}]) == "ai-sdk"
 
 
 def test_results_pair_by_tool_name_and_ids_are_never_written() -> None:
