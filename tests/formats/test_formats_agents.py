@@ -372,7 +372,7 @@ def test_no_entry_written_back_names_an_entry_that_went(
     name: str, fmt: str, tools: tuple[str, ...], plan: str
 ) -> None:
     """Where a plan took entries out, no entry left names one of them (a parent, a compaction's first
-    kept entry, a branch's start or origin): every reference an agent follows still leads somewhere."""
+    kept entry, a branch's start or origin, a label's target): every reference still leads somewhere."""
     data = _one(name)
     items, fields = _split(data, fmt)
     shape = HISTORY_FORMATS[fmt]

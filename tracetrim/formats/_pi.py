@@ -287,7 +287,8 @@ def to_pi(messages: Sequence[Any]) -> list[Any]:
 
     Carried lines come back as they were; each other message becomes its entry again (a tool result
     an entry of its own, pi's layout). Where a drop took entries out, the path pi resumes from is
-    chained again and nothing else names an entry no longer there; a message with no entry of its
+    chained again and nothing else names an entry no longer there (a label of an entry that went goes
+    too, as pi's own branching leaves it); a message with no entry of its
     own (a summary, or every message of a history read elsewhere, which gets a header too) gets an id
     and its place in the chain. A system message, which no session entry holds, is refused.
     """
@@ -320,8 +321,27 @@ def to_pi(messages: Sequence[Any]) -> list[Any]:
         out.insert(0, _header(messages))
         fresh = {n + 1: m for n, m in fresh.items()}
     _fill_fresh(out, fresh)
-    _relink(out, set(fresh), path, tree)
+    out, fresh_at = _unlabelled(out, tree, set(fresh))
+    _relink(out, fresh_at, path, tree)
     return JsonLines(out)
+
+
+def _unlabelled(entries: list[Any], tree: EntryTree, fresh: set[int]) -> tuple[list[Any], set[int]]:
+    """``entries`` without the labels of entries that went (pi's own branching keeps a label only with
+    its entry), and where the fresh entries then stand; entries that named such a label as their parent
+    name its nearest ancestor still written (`_relink`)."""
+    written = {e["id"] for e in entries if isinstance(e, dict) and isinstance(e.get("id"), str)}
+
+    def orphaned(entry: Any) -> bool:
+        if not isinstance(entry, dict) or entry.get("type") != "label":
+            return False
+        target = entry.get("targetId")
+        return isinstance(target, str) and target in tree.parents and target not in written
+
+    if not any(map(orphaned, entries)):
+        return entries, fresh
+    kept = [n for n, entry in enumerate(entries) if not orphaned(entry)]
+    return [entries[n] for n in kept], {m for m, n in enumerate(kept) if n in fresh}
 
 
 _CONTEXT_ENTRIES = frozenset({"message", "custom_message", "branch_summary"})
