@@ -29,7 +29,7 @@ _LIVE_ROLES = frozenset({"user", "assistant", "toolResult"})
 _PLACE = "\x00tracetrim.content"
 _EPOCH = "1970-01-01T00:00:00.000Z"
 _VERSION = 3
-_ROOT = frozenset({"root"})
+_ROOT = "root"
 """What a branch summary names as where it left from when the branch started at the session's root."""
 _NO_USAGE = {
     "input": 0,
@@ -271,9 +271,10 @@ def _relink(entries: list[Any], fresh: set[int], path: set[str], tree: EntryTree
         if entry.get("type") == "compaction" and isinstance(kept, str) and kept not in present:
             entries[n] = entry = {**entry, "firstKeptEntryId": tree.next_kept(kept, written, path)}
         left = entry.get("fromId")
-        if entry.get("type") == "branch_summary" and isinstance(left, str) and left not in present | _ROOT:
+        moved = isinstance(left, str) and left != _ROOT and left not in present
+        if entry.get("type") == "branch_summary" and moved:
             # pi writes the entry a branch left from as both the summary's parent and its fromId.
-            entries[n] = {**entry, "fromId": tree.kept_ancestor(left, present) or "root"}
+            entries[n] = {**entry, "fromId": tree.kept_ancestor(left, present) or _ROOT}
 
 
 def _header(messages: Sequence[Message]) -> dict[str, Any]:
@@ -329,19 +330,20 @@ def to_pi(messages: Sequence[Any]) -> list[Any]:
 def _unlabelled(entries: list[Any], tree: EntryTree, fresh: set[int]) -> tuple[list[Any], set[int]]:
     """``entries`` without the labels of entries that went (pi's own branching keeps a label only with
     its entry), and where the fresh entries then stand; entries that named such a label as their parent
-    name its nearest ancestor still written (`_relink`)."""
+    name its nearest ancestor still written (`_relink`). pi labels only an entry it already holds, so
+    one pass in file order also takes out a label of a label that went."""
     written = {e["id"] for e in entries if isinstance(e, dict) and isinstance(e.get("id"), str)}
-
-    def orphaned(entry: Any) -> bool:
-        if not isinstance(entry, dict) or entry.get("type") != "label":
-            return False
-        target = entry.get("targetId")
-        return isinstance(target, str) and target in tree.parents and target not in written
-
-    if not any(map(orphaned, entries)):
-        return entries, fresh
-    kept = [n for n, entry in enumerate(entries) if not orphaned(entry)]
-    return [entries[n] for n in kept], {m for m, n in enumerate(kept) if n in fresh}
+    out: list[Any] = []
+    placed: set[int] = set()
+    for n, entry in enumerate(entries):
+        target = entry.get("targetId") if isinstance(entry, dict) and entry.get("type") == "label" else None
+        if isinstance(target, str) and target in tree.parents and target not in written:
+            written.discard(common.tag(entry.get("id")))
+            continue
+        if n in fresh:
+            placed.add(len(out))
+        out.append(entry)
+    return out, placed
 
 
 _CONTEXT_ENTRIES = frozenset({"message", "custom_message", "branch_summary"})
