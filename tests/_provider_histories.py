@@ -1200,3 +1200,155 @@ def pi_sessions(draw: st.DrawFn) -> list[dict[str, Any]]:
             add("label", branch=True, targetId=earlier, label="elsewhere", parentId=earlier)
     add("session_info", name="drawn")
     return lines
+
+
+_ROO_ENV = "<environment_details>\n# Current Mode\n<slug>code</slug>\n</environment_details>"
+
+
+def _roo_turn(draw: st.DrawFn, ids: _Ids, v2: bool, ts: Iterator[int]) -> list[dict[str, Any]]:
+    """One agent step as Roo Code's ``Task`` stores it: reasoning as the provider gave it, the assistant
+    turn, then its results (a legacy user turn of ``tool_result`` blocks and the environment details; a
+    versioned ``tool`` message and a user message of the details) or the user's reply."""
+    n, at = ids.next(), next(ts)
+    reasoning = draw(st.sampled_from(["none", "thinking", "reasoning", "encrypted", "signature"]))
+    out: list[dict[str, Any]] = []
+    content: list[dict[str, Any]] = []
+    if reasoning == "encrypted" and v2:  # OpenAI's encrypted reasoning: an item of its own before the turn
+        out.append(
+            {"type": "reasoning", "encrypted_content": f"gAAA{n}", "id": f"rs_{n}", "summary": [], "ts": at}
+        )
+    elif reasoning == "encrypted":
+        content.append({"type": "reasoning", "summary": [], "encrypted_content": f"gAAA{n}", "id": f"rs_{n}"})
+    elif reasoning == "thinking" and not v2:
+        content.append({"type": "thinking", "thinking": draw(_text), "signature": "c2ln"})
+    elif reasoning in ("thinking", "reasoning"):
+        content.append({"type": "reasoning", "text": draw(_text), **({} if v2 else {"summary": []})})
+    if draw(st.booleans()):
+        content.append({"type": "text", "text": draw(_text)})
+    calls = []
+    for k in range(draw(st.integers(0, 3))):
+        call_id, name = f"toolu_{n:04d}_{k}", draw(_tools)
+        calls.append((call_id, name))
+        if v2:
+            content.append(
+                {"type": "tool-call", "toolCallId": call_id, "toolName": name, "input": _args(draw, n)}
+            )
+        else:
+            content.append({"type": "tool_use", "id": call_id, "name": name, "input": _args(draw, n)})
+    if not calls and not any(p["type"] == "text" for p in content):
+        content.append({"type": "text", "text": draw(_text)})
+    if reasoning == "signature" and not v2:  # Gemini's thought signature, kept as a block of its own
+        content.append({"type": "thoughtSignature", "thoughtSignature": "c2ln"})
+    turn: dict[str, Any] = {"role": "assistant", "content": content}
+    if not v2 and draw(st.booleans()):
+        turn["id"] = f"msg_{n:04d}"
+    out.append({**turn, "ts": at})
+    at = next(ts)
+    if not calls:
+        return [*out, {"role": "user", "content": [{"type": "text", "text": draw(_text)}], "ts": at}]
+    if v2:
+        results = [
+            {
+                "type": "tool-result",
+                "toolCallId": c,
+                "toolName": name,
+                "output": {"type": "text", "value": _output(draw, c)},
+            }
+            for c, name in calls
+        ]
+        out.append({"role": "tool", "content": results, "ts": at})
+        if draw(st.integers(0, 3)):  # the environment details Roo adds to most turns
+            out.append({"role": "user", "content": [{"type": "text", "text": _ROO_ENV}], "ts": at})
+        return out
+    blocks = [{"type": "tool_result", "tool_use_id": c, "content": _output(draw, c)} for c, _ in calls]
+    env = [{"type": "text", "text": _ROO_ENV}] if draw(st.integers(0, 3)) else []
+    return [*out, {"role": "user", "content": [*blocks, *env], "ts": at}]
+
+
+def _roo_calls(message: dict[str, Any]) -> list[dict[str, Any]]:
+    content = message.get("content")
+    parts = content if message.get("role") == "assistant" and isinstance(content, list) else []
+    return [p for p in parts if p.get("type") in ("tool_use", "tool-call")]
+
+
+def _roo_condensed(draw: st.DrawFn, items: list[dict[str, Any]], v2: bool) -> list[dict[str, Any]]:
+    """``items`` after Roo Code's non-destructive condensing (``summarizeConversation``): the messages
+    between the first and the last three tagged with the summary's ``condenseParent``, the summary put
+    before the three, holding the calls whose results they hold."""
+    keep = len(items) - 3
+    if keep < 2:
+        return items
+    condense_id = f"cond-{draw(st.integers(0, 10**6))}"
+    answered = {
+        p.get("tool_use_id") or p.get("toolCallId")
+        for m in items[keep:]
+        for p in (m["content"] if isinstance(m.get("content"), list) else [])
+        if p.get("type") in ("tool_result", "tool-result")
+    }
+    kept_calls = {p.get("id") or p.get("toolCallId") for m in items[keep:] for p in _roo_calls(m)}
+    preserved = [
+        p
+        for m in items[:keep]
+        for p in _roo_calls(m)
+        if (p.get("id") or p.get("toolCallId")) in answered - kept_calls
+    ]
+    synthetic = {"type": "reasoning", "text": "Condensing conversation context."}
+    summary = {
+        "role": "assistant",
+        "content": [synthetic, {"type": "text", "text": "Summary: " + draw(_text)}, *preserved],
+        "ts": items[keep]["ts"] - 1,
+        "isSummary": True,
+        "condenseId": condense_id,
+    }
+    tagged = [
+        m if n == 0 or "condenseParent" in m else {**m, "condenseParent": condense_id}
+        for n, m in enumerate(items[:keep])
+    ]
+    return [*tagged, summary, *items[keep:]]
+
+
+def _roo_truncated(draw: st.DrawFn, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``items`` after Roo Code's non-destructive sliding-window truncation: whole steps after the first
+    message tagged ``truncationParent``, the marker (a user message) put before the first step kept."""
+    starts = [
+        n for n in range(2, len(items)) if items[n].get("role") == "assistant" or "role" not in items[n]
+    ]
+    starts = [n for n in starts if "role" in items[n - 1] or n - 1 == 0]
+    if not starts:
+        return items
+    cut = draw(st.sampled_from(starts))
+    truncation_id = f"trunc-{draw(st.integers(0, 10**6))}"
+    tagged = [  # as Roo tags what it still sends, not what a summary replaced
+        m if n == 0 or "condenseParent" in m else {**m, "truncationParent": truncation_id}
+        for n, m in enumerate(items[:cut])
+    ]
+    marker = {
+        "role": "user",
+        "content": f"[Sliding window truncation: {cut - 1} messages hidden to reduce context]",
+        "ts": items[cut]["ts"] - 1,
+        "isTruncationMarker": True,
+        "truncationId": truncation_id,
+    }
+    return [*tagged, marker, *items[cut:]]
+
+
+@st.composite
+def roo_code_histories(draw: st.DrawFn) -> dict[str, Any]:
+    """A Roo Code task history (``api_conversation_history.json``) as its ``Task`` writes it: the legacy
+    list of Anthropic messages (Roo's ``reasoning`` and ``thoughtSignature`` blocks among them) or the
+    versioned ``{"version": 2, "messages"}`` of AI SDK messages with standalone encrypted reasoning
+    items; sometimes after Roo's own non-destructive condensing or sliding-window truncation (whose
+    steps start where an assistant turn or its reasoning does, as ``truncateConversation`` cuts)."""
+    ids = _Ids()
+    v2 = draw(st.booleans())
+    ts = iter(range(1_764_950_400_000, 1_764_950_400_000 + 10**9, 1000))
+    task = [{"type": "text", "text": f"<task>\n{draw(_text)}\n</task>"}, {"type": "text", "text": _ROO_ENV}]
+    items: list[dict[str, Any]] = [{"role": "user", "content": task, "ts": next(ts)}]
+    for _ in range(draw(st.integers(1, 7))):
+        items += _roo_turn(draw, ids, v2, ts)
+    done = draw(st.sampled_from(["none", "condense", "truncate", "both"]))
+    if done in ("condense", "both"):
+        items = _roo_condensed(draw, items, v2)
+    if done in ("truncate", "both"):
+        items = _roo_truncated(draw, items)
+    return {"version": 2, "messages": items} if v2 else {"messages": items}

@@ -752,3 +752,99 @@ def check_pi(messages: Sequence[Mapping[str, Any]], sent: Sequence[Mapping[str, 
     first = pi_calls(sent)
     for call_id, call in pi_calls(messages).items():
         assert call == first[call_id], f"call {call_id} changed"
+
+
+ROO_FIELDS = (
+    "isSummary",
+    "condenseId",
+    "condenseParent",
+    "truncationId",
+    "truncationParent",
+    "isTruncationMarker",
+)
+
+
+def roo_code_sent(items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """What Roo Code sends from its task history, as its ``Task`` builds the request: the effective
+    history (``getEffectiveApiHistory``: a message tagged with a summary that stands after it, or with a
+    truncation marker that is there, is left out; so is a ``tool_result`` whose ``tool_use`` is not
+    sent), two user turns in a row joined (``mergeConsecutiveApiMessages``), and Roo's own fields taken
+    off (``sanitizeMessagesForProvider``) but for ``ts``, which tells the messages apart here. Written
+    from Roo Code's source (``src/core/condense``, ``src/core/task``): the extension needs VS Code, so it
+    cannot run here."""
+    summaries = {
+        m["condenseId"]: n for n, m in enumerate(items) if m.get("isSummary") and m.get("condenseId")
+    }
+    markers = {m["truncationId"] for m in items if m.get("isTruncationMarker") and m.get("truncationId")}
+    effective = [
+        m
+        for n, m in enumerate(items)
+        if not (m.get("condenseParent") in summaries and n < summaries[m["condenseParent"]])
+        and m.get("truncationParent") not in markers
+    ]
+    asked = {
+        p.get("id") or p.get("toolCallId")
+        for m in effective
+        if m.get("role") == "assistant" and isinstance(m.get("content"), list)
+        for p in m["content"]
+        if p.get("type") in ("tool_use", "tool-call")
+    }
+    out: list[dict[str, Any]] = []
+    for message in effective:
+        message = {k: v for k, v in message.items() if k not in ROO_FIELDS}
+        content = message.get("content")
+        if message.get("role") == "user" and isinstance(content, list):
+            content = [p for p in content if p.get("type") != "tool_result" or p["tool_use_id"] in asked]
+            if not content:
+                continue
+            message["content"] = content
+        previous = out[-1] if out else None
+        if previous is not None and previous.get("role") == message.get("role") == "user":
+            as_parts = [
+                (c if isinstance(c, list) else [{"type": "text", "text": c}])
+                for c in (previous["content"], message["content"])
+            ]
+            out[-1] = {**previous, "content": as_parts[0] + as_parts[1]}
+            continue
+        out.append(message)
+    return out
+
+
+def check_roo_code(sent: Sequence[Mapping[str, Any]], before: Sequence[Mapping[str, Any]]) -> None:
+    """What Roo Code sends (`roo_code_sent`), as its providers check it: a legacy history by Anthropic's
+    rules once Roo's own blocks (``reasoning``, ``thoughtSignature``) are taken out, as its Anthropic
+    path does; a versioned one by the AI SDK's; every standalone reasoning item followed by the
+    assistant turn it led to (OpenAI: "reasoning was provided without its required following item");
+    no two assistant turns in a row that ``before`` (what was sent before compaction) did not send so
+    (Bedrock Converse, Gemini), the turns told apart by their ``ts``."""
+    side_by_side = {
+        (a.get("ts"), b.get("ts")) for a, b in itertools.pairwise(m for m in before if "role" in m)
+    }
+    for n, (a, b) in enumerate(itertools.pairwise(m for m in sent if "role" in m)):
+        if a["role"] == b["role"] == "assistant":
+            assert (a.get("ts"), b.get("ts")) in side_by_side, (
+                f"message {n + 1}: two assistant turns in a row"
+            )
+    sent = [{k: v for k, v in m.items() if k != "ts"} for m in sent]
+    messages = [m for m in sent if "role" in m]
+    for n, item in enumerate(sent):
+        if "role" not in item:
+            following = sent[n + 1] if n + 1 < len(sent) else None
+            assert following is not None and following.get("role") == "assistant", (
+                f"item {n}: reasoning without the turn it led to"
+            )
+    if any(m["role"] == "tool" for m in messages) or any(
+        p.get("type") in ("tool-call", "tool-result")
+        for m in messages
+        for p in m["content"]
+        if isinstance(m["content"], list)
+    ):
+        check_ai_sdk(messages, messages)  # turns in a row are checked above, by what they are
+    else:
+        anthropic = []
+        for m in messages:
+            content = m["content"]
+            if isinstance(content, list):
+                content = [p for p in content if p.get("type") not in ("reasoning", "thoughtSignature")]
+            anthropic.append({"role": m["role"], "content": content})
+        check_anthropic({"model": "claude-sonnet-4-5", "max_tokens": 1024, "messages": anthropic})

@@ -1,4 +1,4 @@
-"""The history files today's agents write: Claude Code, Codex CLI, OpenHands (SDK and V0), ATIF,
+"""The history files today's agents write: Claude Code, Codex CLI, OpenHands (SDK and V0), ATIF, Roo Code,
 tau2-bench, Inspect AI eval logs, Google ADK sessions and request bodies are detected by shape, read,
 written back unchanged, and compacted in ENFORCE into a file of the same format whose other entries
 stay where they were.
@@ -51,9 +51,11 @@ FILES = [
     ("opencode_session.json", "opencode", ("read", "bash")),
     ("pi_session.jsonl", "pi", ("read", "bash", "edit")),
     ("qwen_code_session.jsonl", "qwen-code", ("read_file", "run_shell_command", "edit")),
+    ("roo_code_history.json", "roo-code", ("read_file", "execute_command", "apply_diff")),
+    ("roo_code_history_v2.json", "roo-code", ("read_file", "search_files", "apply_diff", "execute_command")),
 ]
-IDS = [f[1] for f in FILES]
-TOOLS = {fmt: tools for _, fmt, tools in FILES}
+IDS = [f[0].split(".")[0] if f[1] == "roo-code" else f[1] for f in FILES]
+TOOLS = {fmt: tools for _, fmt, tools in FILES if fmt != "roo-code"}
 
 
 def _text(name: str) -> str:
@@ -136,6 +138,12 @@ async def _enforce(
 def _others(data: Any, fmt: str) -> Any:
     """What a file holds besides the tool traffic tracetrim may judge: the entries and fields a
     compaction must keep as they were."""
+    if fmt == "roo-code":  # the messages Roo Code no longer sends, and a versioned file's version
+        from tracetrim.formats._carrier import split_carriers
+
+        items, fields = _split(data, fmt)
+        carried, _ = split_carriers(HISTORY_FORMATS[fmt].read(items, fields), "roo_code")
+        return [entry for run in carried for entry in run], fields
     if fmt in ("claude-code", "codex", "openhands", "openhands-v0", "pi", "qwen-code"):
         from tracetrim.formats._carrier import split_carriers
         from tracetrim.formats._table import HISTORY_FORMATS as table
@@ -345,22 +353,26 @@ def test_openhands_observation_parts_come_back_as_they_were_sent() -> None:
     assert shape.write(neutral)["messages"] == events
 
 
+_OWN_IDS = ("uuid", "id", "condenseId", "truncationId")
+
+
 def _entry_ids(items: list[Any]) -> set[str]:
     """The ids of a file's entries (lines, records, events, messages): each one's own ``uuid`` or
-    ``id`` (an OpenCode message's under ``info``)."""
+    ``id`` (an OpenCode message's under ``info``; a Roo Code summary's ``condenseId``, a truncation
+    marker's ``truncationId``)."""
     found: set[str] = set()
     for item in items:
         if isinstance(item, dict):
             for own in (item, item.get("info")):
                 if isinstance(own, dict):
-                    found.update(v for k in ("uuid", "id") if isinstance(v := own.get(k), str))
+                    found.update(v for k in _OWN_IDS if isinstance(v := own.get(k), str))
     return found
 
 
 def _named(value: Any, key: Any = None) -> list[tuple[Any, str]]:
     """Every string in ``value`` with the key it stands under, the entry's own ids left out."""
     if isinstance(value, dict):
-        return [n for k, v in value.items() if k not in ("uuid", "id") for n in _named(v, k)]
+        return [n for k, v in value.items() if k not in _OWN_IDS for n in _named(v, k)]
     if isinstance(value, list):
         return [n for v in value for n in _named(v, key)]
     return [(key, value)] if isinstance(value, str) else []

@@ -467,3 +467,41 @@ def test_inspect_samples_stay_valid(messages: list[dict[str, Any]], plan: dict[s
     assert detect_format(written) == "inspect"
     before = {m["id"]: m for m in messages}  # a message keeps its id only when it is as it was sent
     assert all(before.get(m["id"], m) == m for m in written["messages"])
+
+
+def _roo_texts(messages: list[dict[str, Any]], role: str) -> Counter[str]:
+    """The texts the turns of ``role`` say (tombstones aside)."""
+    texts: Counter[str] = Counter()
+    for message in messages:
+        content = message.get("content")
+        parts = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+        if message.get("role") == role:
+            texts.update(
+                p["text"] for p in parts if p.get("type") == "text" and "[tracetrim:" not in p["text"]
+            )
+    return texts
+
+
+@SETTINGS
+@given(history=histories.roo_code_histories(), plan=plans)
+def test_roo_code_histories_stay_valid(history: dict[str, Any], plan: dict[str, Any]) -> None:
+    """What Roo Code sends from a compacted task history keeps its providers' rules, and every message
+    its own condensing or truncation replaced is written back as it was, where it was."""
+    sent = copy.deepcopy(history)
+    before = rules.roo_code_sent(history["messages"])
+    rules.check_roo_code(before, before)  # the generator's own histories are valid
+    written = write_back("roo-code", history, plan)
+    assert history == sent, "the caller's history was mutated"
+    assert [k for k in written] == [k for k in sent]
+    after = rules.roo_code_sent(written["messages"])
+    rules.check_roo_code(after, before)
+    for role in ("user", "assistant"):  # a turn's words stay in a turn of its role
+        assert _roo_texts(after, role) <= _roo_texts(before, role), f"a text moved into an {role} turn"
+    fmt = "ai-sdk" if "version" in history else "anthropic"
+    rules.check_calls_as_sent(fmt, written["messages"], sent["messages"])
+
+    def unsent(items: list[dict[str, Any]]) -> list[Any]:
+        return [m for m in items if "condenseParent" in m or "truncationParent" in m]
+
+    assert unsent(written["messages"]) == unsent(sent["messages"])
+    assert detect_format(written) in ("roo-code", fmt)

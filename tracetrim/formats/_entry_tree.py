@@ -59,6 +59,7 @@ def join_bared(
     fmt: str,
     sends_nothing: Callable[[Message], bool],
     position: Callable[[Message], int | None],
+    role: Callable[[Message], Any] = lambda message: message["role"],
 ) -> list[Message]:
     """``messages`` with each assistant turn a drop left with no call (its text and tombstones, or its
     text alone where tombstones are off) joined to the assistant turn the agent sends next, its entry
@@ -70,7 +71,9 @@ def join_bared(
     record, an entry of another branch) stand between the two without keeping them apart. Turns that
     the agent sent side by side when read (``position`` gives where each stood among the turns sent:
     consecutive numbers; None for a turn from elsewhere, which joins only where a tombstone tells of
-    a drop) are not joined: only a drop brings two together.
+    a drop) are not joined: only a drop brings two together. ``role`` gives the role a message is
+    sent with (a neutral assistant message of results a user turn holds, where the provider answers
+    calls in a user turn, is no assistant turn).
     """
     out: list[Message] = []
     waiting: Message | None = None  # a turn with no call, and the carriers after it that send nothing
@@ -80,13 +83,13 @@ def join_bared(
             if sends_nothing(message):
                 between.append(message)
                 continue
-            if _joins(waiting, message, fmt, position):
+            if _joins(waiting, message, fmt, position, role):
                 message = {**message, "content": [*waiting["content"], *message["content"]]}
             else:
                 out.append(waiting)
             out += between
             waiting, between = None, []
-        if _may_join(message, fmt):
+        if _may_join(message, fmt, role):
             waiting = message
         else:
             out.append(message)
@@ -95,19 +98,25 @@ def join_bared(
     return out
 
 
-def _may_join(message: Message, fmt: str) -> bool:
+def _may_join(message: Message, fmt: str, role: Callable[[Message], Any]) -> bool:
     """Whether ``message`` is an assistant turn with no call or result (a turn a drop may have bared)."""
     return (
-        message["role"] == "assistant"
+        role(message) == "assistant"
         and carried(message, fmt, copied=False) is None
         and not any(b["type"] in ("tool_call", "tool_result") for b in message["content"])
     )
 
 
-def _joins(first: Message, second: Message, fmt: str, position: Callable[[Message], int | None]) -> bool:
+def _joins(
+    first: Message,
+    second: Message,
+    fmt: str,
+    position: Callable[[Message], int | None],
+    role: Callable[[Message], Any],
+) -> bool:
     """Whether ``second``, sent next after the bare turn ``first``, is an assistant turn a drop brought
     up to it."""
-    if second["role"] != "assistant" or carried(second, fmt, copied=False) is not None:
+    if role(second) != "assistant" or carried(second, fmt, copied=False) is not None:
         return False
     if second["content"] and second["content"][0]["type"] == "tool_result":
         return False

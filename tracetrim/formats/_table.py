@@ -46,6 +46,8 @@ from tracetrim.formats._pi import from_pi, is_pi_session, to_pi
 from tracetrim.formats._pydantic_ai import from_pydantic_ai_json, is_pydantic_ai_message, to_pydantic_ai_json
 from tracetrim.formats._qwen_code import from_qwen_code, is_qwen_code_session, to_qwen_code
 from tracetrim.formats._request_body import read_request, write_request
+from tracetrim.formats._roo_code import VERSION as ROO_CODE_VERSION
+from tracetrim.formats._roo_code import from_roo_code, is_roo_code_history, to_roo_code
 from tracetrim.formats._shape import JsonLines, describe
 from tracetrim.formats._swe_agent import from_swe_agent_history, to_swe_agent_history
 from tracetrim.formats._tau2 import TAU2_BEFORE_MESSAGES, from_tau2, is_tau2_message, to_tau2
@@ -348,6 +350,13 @@ _TABLE = (
         _one_arg(from_qwen_code),
         _messages_only(to_qwen_code),
     ),
+    HistoryFormat(
+        "roo-code",
+        "a Roo Code task history (api_conversation_history.json: Anthropic messages, or AI SDK messages "
+        "under version 2; what its own condensing and truncation replaced kept in place)",
+        _body(from_roo_code, after=("version",)),
+        _body_writer(_messages_only(to_roo_code)),
+    ),
 )
 
 HISTORY_FORMATS: Mapping[str, HistoryFormat] = MappingProxyType({f.name: f for f in _TABLE})
@@ -403,6 +412,8 @@ def detect_messages(messages: Sequence[Any]) -> str:
     items = [m for m in messages if isinstance(m, dict)]
     if not items:
         return "neutral"
+    if len(items) == len(messages) and is_roo_code_history(items):
+        return "roo-code"
     if any(is_langchain_json(m) for m in items):
         return "langchain"
     if any(is_pydantic_ai_message(m) for m in items):
@@ -604,6 +615,8 @@ def detect_format(data: Any) -> str:
             raise _unsupported(data)
         if messages and all(is_gemini_cli_record(m) for m in messages):
             return "gemini-cli"
+        if data.get("version") == ROO_CODE_VERSION and is_roo_code_history(messages, versioned=True):
+            return "roo-code"
         if messages and all(is_opencode_message(m) for m in messages):
             return "opencode"
         if "task_id" in data or any(is_tau2_message(m) for m in messages):
