@@ -1352,3 +1352,32 @@ def roo_code_histories(draw: st.DrawFn) -> dict[str, Any]:
     if done in ("truncate", "both"):
         items = _roo_truncated(draw, items)
     return {"version": 2, "messages": items} if v2 else {"messages": items}
+
+
+@st.composite
+def kimi_cli_contexts(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """A Kimi CLI ``context.jsonl`` as its ``Context`` writes it: the ``_system_prompt`` record, a
+    ``_checkpoint`` before the user's message and before each step, a ``_usage`` record after each
+    assistant message (the tokens the API reported, growing), and kosong ``Message`` dumps of a
+    chat-completions history, some assistant turns holding ``think`` parts (``content`` as a list then)."""
+    chat = draw(openai_chat_histories())
+    lines: list[dict[str, Any]] = []
+    checkpoints = iter(range(10_000))
+    tokens = draw(st.integers(2_000, 9_000))
+    if chat[0]["role"] == "system":
+        lines.append({"role": "_system_prompt", "content": chat.pop(0)["content"]})
+    for message in chat:
+        message = {k: v for k, v in message.items() if v is not None}  # kosong dumps exclude None
+        if message["role"] in ("user", "assistant"):
+            lines.append({"role": "_checkpoint", "id": next(checkpoints)})
+        if message["role"] == "assistant" and draw(st.booleans()):
+            text = message.get("content")
+            parts = [{"type": "text", "text": text}] if text else []
+            message["content"] = [{"type": "think", "think": draw(_text), "encrypted": None}, *parts]
+        elif message["role"] == "assistant" and not message.get("content"):
+            message["content"] = []
+        lines.append(message)
+        if message["role"] == "assistant":
+            tokens += draw(st.integers(1, 4_000))
+            lines.append({"role": "_usage", "token_count": tokens})
+    return lines

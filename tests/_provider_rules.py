@@ -848,3 +848,33 @@ def check_roo_code(sent: Sequence[Mapping[str, Any]], before: Sequence[Mapping[s
                 content = [p for p in content if p.get("type") not in ("reasoning", "thoughtSignature")]
             anthropic.append({"role": m["role"], "content": content})
         check_anthropic({"model": "claude-sonnet-4-5", "max_tokens": 1024, "messages": anthropic})
+
+
+def kimi_cli_sent(lines: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The chat-completions messages Kimi CLI sends from its ``context.jsonl``: its ``Context.restore``
+    (the messages in order, Kimi's ``_`` records aside; the system prompt first) and kosong's Kimi
+    provider (``_convert_message``: ``think`` parts joined into ``reasoning_content``, the other parts
+    the content, a single text part as a string, ``content`` left out of a call turn with no text)."""
+    out: list[dict[str, Any]] = []
+    for line in lines:
+        role = line["role"]
+        if role == "_system_prompt":
+            out.insert(0, {"role": "system", "content": line["content"]})
+        if role.startswith("_"):
+            continue
+        message = dict(line)
+        content = message.get("content", [])
+        parts = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+        thinking = [p["think"] for p in parts if p.get("type") == "think"]
+        parts = [p for p in parts if p.get("type") != "think"]
+        message["content"] = parts[0]["text"] if len(parts) == 1 and parts[0].get("type") == "text" else parts
+        if (
+            role == "assistant"
+            and message.get("tool_calls")
+            and not any(p.get("text", "").strip() for p in parts)
+        ):
+            del message["content"]
+        if thinking:
+            message["reasoning_content"] = "".join(thinking)
+        out.append(message)
+    return out

@@ -101,6 +101,7 @@ def test_the_table_covers_every_format_and_its_views_agree() -> None:
         "atif",
         "pi",
         "qwen-code",
+        "kimi-cli",
         "roo-code",
     ]
     assert set(READERS) == set(HISTORY_FORMATS)

@@ -505,3 +505,29 @@ def test_roo_code_histories_stay_valid(history: dict[str, Any], plan: dict[str, 
 
     assert unsent(written["messages"]) == unsent(sent["messages"])
     assert detect_format(written) in ("roo-code", fmt)
+
+
+@SETTINGS
+@given(lines=histories.kimi_cli_contexts(), plan=plans)
+def test_kimi_cli_contexts_stay_valid(lines: list[dict[str, Any]], plan: dict[str, Any]) -> None:
+    """What Kimi CLI sends from a compacted context keeps the chat-completions rules (no assistant turn
+    left with neither content nor calls), its records stay in place, and a ``_usage`` record never
+    counts more than it did."""
+    sent = copy.deepcopy(lines)
+    rules.check_openai_chat(rules.kimi_cli_sent(lines))  # the generator's own contexts are valid
+    written = written_with("kimi-cli", lines, plan)
+    assert lines == sent, "the caller's context was mutated"
+    after = rules.kimi_cli_sent(written)
+    rules.check_openai_chat(after)
+    rules.check_calls_as_sent("openai", after, rules.kimi_cli_sent(sent))
+    assert all(m.get("content") or m.get("tool_calls") for m in after if m["role"] == "assistant")
+    records = [line for line in written if line["role"].startswith("_")]
+    before = [line for line in sent if line["role"].startswith("_")]
+    assert [{k: v for k, v in r.items() if k != "token_count"} for r in records] == [
+        {k: v for k, v in r.items() if k != "token_count"} for r in before
+    ]
+    counts = [
+        (r.get("token_count", 0), b.get("token_count", 0)) for r, b in zip(records, before, strict=True)
+    ]
+    assert all(0 <= count <= was for count, was in counts)
+    assert detect_format(written) == "kimi-cli"

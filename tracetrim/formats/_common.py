@@ -369,6 +369,18 @@ def user_and_assistant_turns(
 _PAIRED = ("tool_call", "tool_result")
 
 
+def holds_reasoning_alone(message: Message, fmt: str) -> bool:
+    """Whether a drop left an assistant turn that held calls (its ``fmt`` metadata says ``called``) with
+    nothing sent as its output: no call and no text, its reasoning, thinking and signatures alone.
+    Reasoning goes with the output it led to: OpenAI refuses a reasoning item without its following
+    item, Anthropic an empty turn, and chat servers an assistant message with neither content nor calls."""
+    if message["role"] != "assistant" or not format_meta(message, fmt).get("called"):
+        return False
+    return not any(
+        b["type"] in _PAIRED or (b["type"] == "text" and b["text"].strip()) for b in message["content"]
+    )
+
+
 def is_bared(message: Message) -> bool:
     """Whether a drop left ``message`` an assistant turn of text and tombstones, with no calls: a turn a
     writer joins to the next where its provider refuses two assistant turns in a row."""

@@ -152,18 +152,6 @@ def _sends_nothing(message: Message) -> bool:
     return carried(message, FORMAT, copied=False) is not None
 
 
-def _left_reasoning_alone(message: Message) -> bool:
-    """Whether a drop left an assistant turn that held calls with nothing sent as its output: no call
-    and no text, its reasoning, thinking and signatures alone. Reasoning goes with the output it led to:
-    OpenAI refuses a reasoning item without its following item, and Anthropic an empty turn."""
-    if message["role"] != "assistant" or not common.format_meta(message, FORMAT).get("called"):
-        return False
-    return not any(
-        b["type"] in ("tool_call", "tool_result") or (b["type"] == "text" and b["text"].strip())
-        for b in message["content"]
-    )
-
-
 def _position(message: Message) -> int | None:
     return common.position_of(common.format_meta(message, FORMAT))
 
@@ -215,7 +203,7 @@ def to_roo_code(messages: Sequence[Any]) -> list[Any]:
     sends them, not two assistant turns, which Bedrock Converse and Gemini refuse). A system message,
     which Roo Code keeps out of its history, is refused.
     """
-    neutral = [m for m in common.neutral_input(messages) if not _left_reasoning_alone(m)]
+    neutral = [m for m in common.neutral_input(messages) if not common.holds_reasoning_alone(m, FORMAT)]
     dialect = next(
         (str(d) for m in neutral if (d := common.format_meta(m, FORMAT).get("dialect")) is not None),
         _ANTHROPIC,

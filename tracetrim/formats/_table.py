@@ -34,6 +34,7 @@ from tracetrim.formats._inspect import (
     is_inspect_sample,
     to_inspect,
 )
+from tracetrim.formats._kimi_cli import from_kimi_cli, is_kimi_cli_context, to_kimi_cli
 from tracetrim.formats._langchain_json import from_langchain_json, is_langchain_json, to_langchain_json
 from tracetrim.formats._mini_swe_agent import ACTION_REGEX, EXIT_ROLE, from_mini_swe_agent, to_mini_swe_agent
 from tracetrim.formats._ollama import from_ollama, is_ollama_message, to_ollama
@@ -351,6 +352,13 @@ _TABLE = (
         _messages_only(to_qwen_code),
     ),
     HistoryFormat(
+        "kimi-cli",
+        "a Kimi CLI context JSONL (~/.kimi/sessions/*/*/context.jsonl: chat messages; its system prompt, "
+        "checkpoint and usage records kept in place)",
+        _one_arg(from_kimi_cli),
+        _messages_only(to_kimi_cli),
+    ),
+    HistoryFormat(
         "roo-code",
         "a Roo Code task history (api_conversation_history.json: Anthropic messages, or AI SDK messages "
         "under version 2; what its own condensing and truncation replaced kept in place)",
@@ -463,6 +471,8 @@ def _whole_list(data: Sequence[Any]) -> str | None:
         return "pi"
     if is_qwen_code_session(items):
         return "qwen-code"
+    if is_kimi_cli_context(items):
+        return "kimi-cli"
     if all(is_gemini_cli_record(item) for item in items) or is_gemini_cli_log(items):
         return "gemini-cli"
     if all(is_openhands_event(item) for item in items):
