@@ -24,7 +24,7 @@ from tracetrim.formats._ai_sdk import FORMAT as AI_SDK_FORMAT
 from tracetrim.formats._ai_sdk import from_ai_sdk, is_ai_sdk_part, to_ai_sdk
 from tracetrim.formats._anthropic import FORMAT as ANTHROPIC_FORMAT
 from tracetrim.formats._anthropic import from_anthropic, to_anthropic
-from tracetrim.formats._carrier import CarrierRun, carried
+from tracetrim.formats._carrier import CarrierRun, carried, in_place
 from tracetrim.formats._entry_tree import join_bared
 from tracetrim.formats._order import order_of, reorder
 
@@ -217,18 +217,14 @@ def to_roo_code(messages: Sequence[Any]) -> list[Any]:
         return common.format_meta(message, inner).get("role", message["role"])
 
     neutral = _into_summaries(join_bared(neutral, FORMAT, _sends_nothing, _position, role), role)
-    out: list[Any] = []
-    for i, message in enumerate(neutral):
-        value = carried(message, FORMAT)
-        if value is not None:
-            out.extend(value)
-            continue
+
+    def convert(message: Message, i: int) -> list[Any]:
         if message["role"] == "system":
             raise SnapshotError("a Roo Code history holds no system messages", message=i, field="role")
         meta = common.format_meta(message, FORMAT)
-        out.extend(copy.deepcopy(common.listed(meta.get("before"))))
         written = _written(message, dialect, i)
         if written:
             written[0] = reorder(written[0], meta.get("order"))
-        out.extend(written)
-    return out
+        return [*copy.deepcopy(common.listed(meta.get("before"))), *written]
+
+    return in_place(neutral, FORMAT, convert)
