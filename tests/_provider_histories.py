@@ -1313,7 +1313,7 @@ def _roo_truncated(draw: st.DrawFn, items: list[dict[str, Any]]) -> list[dict[st
     starts = [
         n for n in range(2, len(items)) if items[n].get("role") == "assistant" or "role" not in items[n]
     ]
-    starts = [n for n in starts if "role" in items[n - 1] or n - 1 == 0]
+    starts = [n for n in starts if "role" in items[n - 1]]  # not between a reasoning item and its turn
     if not starts:
         return items
     cut = draw(st.sampled_from(starts))

@@ -75,7 +75,7 @@ def _ids(items: Sequence[dict[str, Any]], flag: str, key: str) -> dict[str, int]
 
 def _truthy(value: Any) -> bool:
     """JavaScript's truthiness of a JSON value, as Roo Code tests its flags."""
-    return value not in (None, False, "", 0) or isinstance(value, (list, dict))
+    return value not in (None, False, "", 0)
 
 
 def hidden(items: Sequence[dict[str, Any]]) -> set[int]:
