@@ -1381,3 +1381,72 @@ def kimi_cli_contexts(draw: st.DrawFn) -> list[dict[str, Any]]:
             tokens += draw(st.integers(1, 4_000))
             lines.append({"role": "_usage", "token_count": tokens})
     return lines
+
+
+_CLINE_ENV = "<environment_details>\n# Current Mode\nACT MODE\n</environment_details>"
+
+
+@st.composite
+def cline_histories(draw: st.DrawFn) -> dict[str, Any]:
+    """A Cline task history (``api_conversation_history.json``) as its ``Task`` writes it: Anthropic
+    messages, the task and the environment details in the first user turn and the details after each
+    turn's results, ``ts`` on every message and ``modelInfo`` / ``metrics`` on the model's; and the
+    truncation range Cline may hold for it (``conversationHistoryDeletedRange``: from message 2 to an
+    assistant turn, as ``getNextTruncationRange`` cuts), or None. Half are text-protocol histories
+    (`_cline_text_protocol`)."""
+    if draw(st.booleans()):
+        return _cline_ranged(draw, _cline_text_protocol(draw))
+    messages = draw(anthropic_requests())["messages"]
+    ts = iter(range(1_765_127_400_000, 1_765_127_400_000 + 10**9, 1000))
+    items: list[dict[str, Any]] = []
+    for i, message in enumerate(messages):
+        content = message["content"]
+        if message["role"] == "user":
+            blocks = [{"type": "text", "text": f"<task>\n{content}\n</task>"}] if i == 0 else list(content)
+            content = [*blocks, {"type": "text", "text": _CLINE_ENV}]
+        item: dict[str, Any] = {"role": message["role"], "content": content}
+        if message["role"] == "assistant":
+            item["modelInfo"] = {"modelId": "claude-sonnet-4-5", "providerId": "anthropic", "mode": "act"}
+            item["metrics"] = {"tokens": {"prompt": 1000 + i, "completion": 50, "cached": 0}, "cost": 0.01}
+        item["ts"] = next(ts)
+        items.append(item)
+    return _cline_ranged(draw, items)
+
+
+def _cline_ranged(draw: st.DrawFn, items: list[dict[str, Any]]) -> dict[str, Any]:
+    ends = [i for i in range(3, len(items) - 1) if items[i]["role"] == "assistant"]
+    deleted = [2, draw(st.sampled_from(ends))] if ends and draw(st.booleans()) else None
+    return {"messages": items, "deleted": deleted}
+
+
+_CLINE_TOOLS = ("read_file", "search_files", "execute_command", "list_files")
+
+
+def _cline_text_protocol(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """A Cline history of a model without native tool calling: each assistant turn text with one XML
+    call (or none, which Cline answers with an error text), each user turn the result under its header
+    (``[tool for 'x'] Result:``, in the result's block or, as older versions wrote it, a block of its
+    own) and the environment details."""
+    env = {"type": "text", "text": _CLINE_ENV}
+    items: list[dict[str, Any]] = [
+        {"role": "user", "content": [{"type": "text", "text": f"<task>\n{draw(_text)}\n</task>"}, env]}
+    ]
+    for n in range(draw(st.integers(1, 7))):
+        thought = draw(_text)
+        if draw(st.integers(0, 5)) == 0:
+            items.append({"role": "assistant", "content": [{"type": "text", "text": thought}]})
+            error = "[ERROR] You did not use a tool in your previous response! Please retry with a tool use."
+            items.append({"role": "user", "content": [{"type": "text", "text": error}, env]})
+            continue
+        tool = draw(st.sampled_from(_CLINE_TOOLS))
+        arg = f"f{n}.py"
+        call = f"<thinking>\n{thought}\n</thinking>\n\n<{tool}>\n<path>{arg}</path>\n</{tool}>"
+        items.append({"role": "assistant", "content": [{"type": "text", "text": call}]})
+        header = f"[{tool} for '{arg}'] Result:"
+        output = _output(draw, f"cline-{n}")
+        if draw(st.booleans()):
+            result = [{"type": "text", "text": f"{header}\n{output}"}]
+        else:
+            result = [{"type": "text", "text": header}, {"type": "text", "text": output}]
+        items.append({"role": "user", "content": [*result, env]})
+    return items

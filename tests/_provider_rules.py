@@ -878,3 +878,11 @@ def kimi_cli_sent(lines: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             message["reasoning_content"] = "".join(thinking)
         out.append(message)
     return out
+
+
+def cline_sent(items: Sequence[Mapping[str, Any]], deleted: Sequence[int] | None) -> list[dict[str, Any]]:
+    """The messages Cline sends from its task history: the first user-assistant pair and everything after
+    its truncation range (``ContextManager.getTruncatedMessages``: the range names messages by index),
+    each without Cline's own fields (``convertClineStorageToAnthropicMessage``)."""
+    kept = list(items) if deleted is None else [*items[:2], *items[deleted[1] + 1 :]]
+    return [{"role": m["role"], "content": m["content"]} for m in kept]

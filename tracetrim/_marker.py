@@ -24,7 +24,12 @@ PROSE_ACTION_KEY = "tracetrim.prose_action"
 """The ``metadata`` key (value true) of a tool_call block whose call lives in the assistant's own text, as
 a text-protocol agent's command does (SWE-agent, mini-swe-agent): removing the call would leave the
 command in what the agent said with no output after it, so a drop keeps the call and leaves a stub
-result (`is_prose_action`)."""
+result (`keeps_its_place`)."""
+
+FIXED_CALL_KEY = "tracetrim.fixed_call"
+"""The ``metadata`` key (value true) of a tool_call block whose message and block must keep their places,
+as in a history its agent indexes by position (Cline's truncation range, checkpoints and context edits
+name messages by index): a drop keeps the call and leaves a stub result (`keeps_its_place`)."""
 
 SHORTENED_ACTION = "drop_result"
 """``metadata.tracetrim.action`` of a tool result cut down to an excerpt."""
@@ -89,7 +94,7 @@ _REMOVED_NOTE = re.compile(
 
 
 def removed_note(tool: str, call_id: str, original_chars: int) -> str:
-    """The stub left for the result of a dropped call that stays in the agent's prose (`is_prose_action`):
+    """The stub left for the result of a dropped call that keeps its place (`keeps_its_place`):
     short, since it stands where masking would leave a placeholder; the call id is all a recall needs."""
     return (
         f"{MARKER_PREFIX}{tool} call {call_id} ({original_chars} characters) was removed; "
@@ -259,12 +264,20 @@ def tombstone_call_id(block: Mapping[str, Any]) -> str | None:
     return found.group("call_id") if found else None
 
 
-def is_prose_action(block: Mapping[str, Any]) -> bool:
-    """True for a tool_call a format reader found in the assistant's prose (`PROSE_ACTION_KEY`)."""
+def keeps_its_place(block: Mapping[str, Any]) -> bool:
+    """True for a tool_call a drop must not remove: one a reader found in the assistant's prose
+    (`PROSE_ACTION_KEY`) or one whose place its agent indexes (`FIXED_CALL_KEY`)."""
     metadata = block.get("metadata")
-    return isinstance(metadata, Mapping) and metadata.get(PROSE_ACTION_KEY) is True
+    return isinstance(metadata, Mapping) and (
+        metadata.get(PROSE_ACTION_KEY) is True or metadata.get(FIXED_CALL_KEY) is True
+    )
 
 
 def prose_action_metadata() -> dict[str, Any]:
     """The ``metadata`` a reader puts on a tool_call it synthesised from the assistant's prose."""
     return {PROSE_ACTION_KEY: True}
+
+
+def fixed_call_metadata() -> dict[str, Any]:
+    """The ``metadata`` a reader puts on a tool_call whose message and block must keep their places."""
+    return {FIXED_CALL_KEY: True}

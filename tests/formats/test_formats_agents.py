@@ -1,7 +1,7 @@
 """The history files today's agents write: Claude Code, Codex CLI, Kimi CLI, OpenHands (SDK and V0),
-ATIF, Roo Code, tau2-bench, Inspect AI eval logs, Google ADK sessions and request bodies are detected by
-shape, read, written back unchanged, and compacted in ENFORCE into a file of the same format whose other
-entries stay where they were.
+ATIF, Roo Code, Cline, tau2-bench, Inspect AI eval logs, Google ADK sessions and request bodies are
+detected by shape, read, written back unchanged, and compacted in ENFORCE into a file of the same format
+whose other entries stay where they were.
 
 Fixtures are in tests/data/agents (see its README for where each shape comes from).
 """
@@ -54,9 +54,11 @@ FILES = [
     ("kimi_cli_context.jsonl", "kimi-cli", ("ReadFile", "Grep", "Shell", "StrReplaceFile")),
     ("roo_code_history.json", "roo-code", ("read_file", "execute_command", "apply_diff")),
     ("roo_code_history_v2.json", "roo-code", ("read_file", "search_files", "apply_diff", "execute_command")),
+    ("cline_history.json", "cline", ("read_file", "execute_command", "search_files", "replace_in_file")),
+    ("cline_history_text_tools.json", "cline", ("read_file", "execute_command", "search_files")),
 ]
-IDS = [f[0].split(".")[0] if f[1] == "roo-code" else f[1] for f in FILES]
-TOOLS = {fmt: tools for _, fmt, tools in FILES if fmt != "roo-code"}
+IDS = [f[0].split(".")[0] if f[1] in ("roo-code", "cline") else f[1] for f in FILES]
+TOOLS = {fmt: tools for _, fmt, tools in FILES if fmt not in ("roo-code", "cline")}
 
 
 def _text(name: str) -> str:
@@ -141,6 +143,8 @@ async def _enforce(
 def _others(data: Any, fmt: str) -> Any:
     """What a file holds besides the tool traffic tracetrim may judge: the entries and fields a
     compaction must keep as they were."""
+    if fmt == "cline":  # every message in its place, with its role and Cline's fields
+        return [{k: v for k, v in m.items() if k != "content"} for m in data]
     if fmt == "roo-code":  # the messages Roo Code no longer sends, and a versioned file's version
         from tracetrim.formats._carrier import split_carriers
 
@@ -192,7 +196,11 @@ async def test_dropping_every_pair_keeps_the_rest_and_the_format(
     calls, results = _calls_and_results(fmt, again)
     assert calls == results  # no call without its result, no result without its call
     before, _ = _calls_and_results(fmt, neutral)
-    assert calls < before  # something was dropped
+    if fmt == "cline":  # Cline names its messages by index: a drop keeps the call and leaves a stub result
+        assert calls == before and "was removed; recall it by call id" in json.dumps(written)
+        assert [len(m["content"]) for m in written] == [len(m["content"]) for m in data]
+    else:
+        assert calls < before  # something was dropped
     assert _others(written, fmt) == _others(data, fmt)
     assert _dumped(written, "") != _dumped(data, "")
 

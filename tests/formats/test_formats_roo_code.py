@@ -137,7 +137,14 @@ def test_detected_by_what_only_roo_code_writes() -> None:
     assert detect_format(items) == "roo-code"
     plain = [{k: v for k, v in m.items() if k not in rules.ROO_FIELDS} for m in items]
     plain = [m for m in plain if m["content"][0].get("type") != "reasoning"]
-    assert detect_format(plain) == "anthropic"  # untagged, it reads the same as Anthropic messages
+    # untagged, it is told from Cline's file only by its <environment_details>, and read as Cline's,
+    # keeping every message in its place (Roo Code reads such a file as it is)
+    assert detect_format(plain) == "cline"
+    bare = [
+        {**m, "content": [b for b in m["content"] if "environment_details" not in b.get("text", "")]}
+        for m in plain
+    ]
+    assert detect_format(bare) == "anthropic"
     signed = copy.deepcopy(plain)
     signed[1]["content"].append({"type": "thoughtSignature", "thoughtSignature": "c2ln"})
     assert detect_format(signed) == "roo-code"

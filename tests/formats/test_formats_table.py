@@ -103,6 +103,7 @@ def test_the_table_covers_every_format_and_its_views_agree() -> None:
         "qwen-code",
         "kimi-cli",
         "roo-code",
+        "cline",
     ]
     assert set(READERS) == set(HISTORY_FORMATS)
     assert MESSAGES_KEY == {

@@ -255,7 +255,7 @@ def test_a_breakpoint_goes_with_its_dropped_block() -> None:
 def test_a_dropped_command_keeps_its_turn_and_a_stub_that_recalls() -> None:
     """mini-swe-agent's command is in the agent's prose: a drop leaves the call and a short stub that
     names the call id; the stub reads back as already shortened and rehydrates to the original."""
-    from tracetrim._marker import is_prose_action, parse_shortened_note
+    from tracetrim._marker import keeps_its_place, parse_shortened_note
     from tracetrim.archive import rehydrate
     from tracetrim.harness_adapter import restore_markers
 
@@ -268,7 +268,7 @@ def test_a_dropped_command_keeps_its_turn_and_a_stub_that_recalls() -> None:
         {"role": "user", "content": "<returncode>0</returncode>\n<output>\n1 passed\n</output>"},
     ]
     neutral = HISTORY_FORMATS["mini-swe-agent"].read(messages)
-    assert is_prose_action(neutral[2]["content"][1])
+    assert keeps_its_place(neutral[2]["content"][1])
     compacted = compact(neutral, {"actions": ["keep", "drop_call"], "tombstones": True, "recent": 2})
     written = HISTORY_FORMATS["mini-swe-agent"].write(compacted)["messages"]
     assert written[2] == messages[2], "the agent's own turn must not change"
@@ -504,7 +504,7 @@ def test_roo_code_histories_stay_valid(history: dict[str, Any], plan: dict[str, 
         return [m for m in items if "condenseParent" in m or "truncationParent" in m]
 
     assert unsent(written["messages"]) == unsent(sent["messages"])
-    assert detect_format(written) in ("roo-code", fmt)
+    assert detect_format(written) in ("roo-code", "cline", fmt)
 
 
 @SETTINGS
@@ -531,3 +531,43 @@ def test_kimi_cli_contexts_stay_valid(lines: list[dict[str, Any]], plan: dict[st
     ]
     assert all(0 <= count <= was for count, was in counts)
     assert detect_format(written) == "kimi-cli"
+
+
+def _shape(messages: list[dict[str, Any]]) -> list[Any]:
+    """Each turn's role and its blocks' kinds and call ids: what a plan must not move in a Cline file."""
+    return [
+        (m["role"], [(b["type"], b.get("id") or b.get("tool_use_id")) for b in m["content"]])
+        for m in messages
+    ]
+
+
+@SETTINGS
+@given(history=histories.cline_histories(), plan=plans)
+def test_cline_histories_keep_every_message_and_block_in_its_place(
+    history: dict[str, Any], plan: dict[str, Any]
+) -> None:
+    """Cline names the messages of its file by index (its truncation range, checkpoints, context edits):
+    a compacted file holds every message where it stood, with Cline's fields and every block in its
+    place, every call as it was sent; what Cline sends from it under any range it holds is the same turns
+    as before, and the whole history is a valid Messages API request."""
+    items, deleted = history["messages"], history["deleted"]
+    sent = copy.deepcopy(items)
+    written = written_with("cline", items, plan)
+    assert items == sent, "the caller's history was mutated"
+    assert [{k: v for k, v in m.items() if k != "content"} for m in written] == [
+        {k: v for k, v in m.items() if k != "content"} for m in sent
+    ]
+    assert _shape(written) == _shape(sent)
+    for old_turn, new_turn in zip(sent, written, strict=True):  # only results change, each marked
+        for old, new in zip(old_turn["content"], new_turn["content"], strict=True):
+            if new != old:
+                assert old["type"] in ("tool_result", "text") and "[tracetrim: the result of" in json.dumps(
+                    new
+                )
+                first = str(old.get("text", "")).partition("\n")[0]
+                if first.endswith("] Result:") and first != old.get("text"):  # a header and its result
+                    assert new["text"].startswith(first + "\n[tracetrim: the result of")
+    assert _shape(rules.cline_sent(written, deleted)) == _shape(rules.cline_sent(sent, deleted))
+    rules.check_calls_as_sent("anthropic", written, sent)
+    rules.check_anthropic({"model": "m", "max_tokens": 1, "messages": rules.cline_sent(written, None)})
+    assert detect_format(written) == "cline"

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from tracetrim._marker import is_prose_action, removed_note, tombstone_block
+from tracetrim._marker import keeps_its_place, removed_note, tombstone_block
 from tracetrim._render import block_text
 from tracetrim._snapshot import Message
 from tracetrim._tokens import TokenCounter
@@ -131,8 +131,8 @@ def pair_costs(
         if trial.applied[pair.key][0] is Action.DROP_RESULT:
             shortened = count(block_text(trial.messages[ri]["content"][rj]))
         call_tokens = count(block_text(messages[ci]["content"][cj]))
-        if is_prose_action(messages[ci]["content"][cj]):
-            # a drop keeps the call (its command is the agent's own text) and leaves a stub result
+        if keeps_its_place(messages[ci]["content"][cj]):
+            # a drop keeps the call where it stands and leaves a stub result
             left = count(removed_note(pair.tool, pair.call_id, pair.result_chars))
             call_tokens = 0
         elif tombstones:

@@ -11,7 +11,7 @@ import attrs
 from tracetrim._json import canonical_length
 from tracetrim._marker import (
     MARKER_KEY,
-    is_prose_action,
+    keeps_its_place,
     removed_note,
     shortened_mark,
     shortened_note,
@@ -124,8 +124,8 @@ def _pointer_block(block: Block, pair: Pair, ref: str, later: str) -> Block | No
 
 
 def _stub_block(block: Block, pair: Pair, ref: str) -> Block | None:
-    """A dropped prose action's result: the note alone, saying what went and how to recall it (None when
-    that is not shorter). The call stays: its command is part of what the agent said."""
+    """The result of a dropped call that keeps its place: the note alone, saying what went and how to
+    recall it (None when that is not shorter). The call stays where it stood."""
     assert pair.result_text is not None
     text = removed_note(pair.tool, pair.call_id, pair.result_chars)
     return _with_output(block, text, pair, ref) if len(text) < len(pair.result_text) else None
@@ -157,8 +157,9 @@ def rebuild(
 
     With ``tombstones`` a dropped call leaves a one-line text block where it stood
     (`tracetrim._marker.tombstone_block`: tool, a gist of the input, call id, how to recall it). A call
-    in the assistant's prose (`tracetrim._marker.is_prose_action`) is never removed: dropping it leaves
-    the call and a stub result that says what went and how to recall it.
+    that keeps its place (`tracetrim._marker.keeps_its_place`: in the assistant's prose, or in a history
+    its agent indexes by position) is never removed: dropping it leaves the call and a stub result that
+    says what went and how to recall it.
     """
     replaced: dict[tuple[int, int], Block | None] = {}
     applied: dict[str, tuple[Action, str]] = {}
@@ -168,7 +169,7 @@ def rebuild(
         if action is Action.KEEP or pair.call_at is None or pair.result_at is None:
             applied[pair.key] = (Action.KEEP, reason)
             continue
-        if action is Action.DROP_CALL and is_prose_action(
+        if action is Action.DROP_CALL and keeps_its_place(
             messages[pair.call_at[0]]["content"][pair.call_at[1]]
         ):
             stub = _stub_block(messages[pair.result_at[0]]["content"][pair.result_at[1]], pair, archive_ref)

@@ -17,6 +17,8 @@ from tracetrim.formats._anthropic import from_anthropic, to_anthropic
 from tracetrim.formats._atif import from_atif, is_atif_step, to_atif
 from tracetrim.formats._bedrock import from_bedrock, is_bedrock_block, to_bedrock
 from tracetrim.formats._claude_code import from_claude_code, is_claude_code_entry, to_claude_code
+from tracetrim.formats._cline import OBSERVING_TOOLS as CLINE_TOOLS
+from tracetrim.formats._cline import from_cline, is_cline_history, to_cline
 from tracetrim.formats._codex import from_codex, is_codex_rollout, to_codex
 from tracetrim.formats._common import ValidatedHistory, require_sequence, tag
 from tracetrim.formats._gemini import GEMINI_SYSTEM, from_gemini, is_gemini_content, to_gemini
@@ -365,6 +367,14 @@ _TABLE = (
         _body(from_roo_code, after=("version",)),
         _body_writer(_messages_only(to_roo_code)),
     ),
+    HistoryFormat(
+        "cline",
+        "a Cline task history (api_conversation_history.json: Anthropic messages that Cline names by "
+        "index elsewhere, so every message and block keeps its place; a dropped call leaves a stub result)",
+        _one_arg(from_cline),
+        _messages_only(to_cline),
+        default_tools=CLINE_TOOLS,
+    ),
 )
 
 HISTORY_FORMATS: Mapping[str, HistoryFormat] = MappingProxyType({f.name: f for f in _TABLE})
@@ -392,6 +402,7 @@ _RESPONSES_TYPES = frozenset(
 _NEUTRAL_BLOCKS = frozenset({"tool_call", "tool_result", "thinking", "data", "hint"})
 _CHAT_ONLY_ROLES = frozenset({"system", "developer"})  # Anthropic keeps system at the top level
 _CHAT_PARTS = frozenset({"image_url", "input_audio", "file", "refusal"})
+_REQUEST_FIELDS = frozenset({"system", "model", "max_tokens"})
 _ANTHROPIC_BLOCKS = frozenset({"tool_use", "redacted_thinking", "image", "document", "server_tool_use"})
 
 
@@ -422,6 +433,8 @@ def detect_messages(messages: Sequence[Any]) -> str:
         return "neutral"
     if len(items) == len(messages) and is_roo_code_history(items):
         return "roo-code"
+    if len(items) == len(messages) and is_cline_history(items):
+        return "cline"
     if any(is_langchain_json(m) for m in items):
         return "langchain"
     if any(is_pydantic_ai_message(m) for m in items):
@@ -634,6 +647,8 @@ def detect_format(data: Any) -> str:
         if is_inspect_sample(data):
             return "inspect"
         found = detect_messages(messages)
+        if found == "cline" and not _REQUEST_FIELDS.isdisjoint(data):
+            return "anthropic"  # a request Cline sent (a proxy's log), not the file it indexes
         if "system" in data and found in ("neutral", "openai"):
             ids = all(isinstance(m, dict) and "id" in m for m in messages)
             return "anthropic" if found == "openai" or not ids else found
