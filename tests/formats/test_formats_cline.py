@@ -49,6 +49,8 @@ def test_detected_by_what_cline_writes() -> None:
     assert detect_format(bare) == "anthropic"
     fields = [{**m, "content": [b for b in m["content"] if b["type"] != "text"] or "x"} for m in items]
     assert detect_format(fields) == "cline"  # modelInfo and metrics alone tell it too
+    chat = [*plain[:1], {"role": "assistant", "content": "", "tool_calls": []}]
+    assert detect_format(chat) == "openai"  # chat-completions messages with Cline's details are not its file
     # a request Cline sent (a proxy's log) is a request, not the file Cline indexes
     assert detect_format({"model": "claude-sonnet-4-5", "max_tokens": 1024, "messages": plain}) == "anthropic"
 

@@ -19,6 +19,7 @@ from typing import Any
 from tracetrim._marker import fixed_call_metadata
 from tracetrim._snapshot import Message, SnapshotError
 from tracetrim.formats import _common as common
+from tracetrim.formats._ai_sdk import is_ai_sdk_part
 from tracetrim.formats._anthropic import from_anthropic, to_anthropic
 from tracetrim.formats._cline_text_tools import read_text_tools, write_text_tools
 from tracetrim.formats._order import order_of, reorder
@@ -55,11 +56,15 @@ def _texts(message: dict[str, Any]) -> list[str]:
 
 
 def is_cline_history(items: Sequence[Any]) -> bool:
-    """Whether ``items`` are a Cline task history: Anthropic messages only (``role`` user or assistant)
-    and something Cline writes, its ``modelInfo`` or ``metrics`` fields or the ``<environment_details>``
-    it sends in every user turn."""
+    """Whether ``items`` are a Cline task history: Anthropic messages only (``role`` user or assistant, no
+    chat-completions ``tool_calls`` or AI SDK parts) and something Cline writes: its ``modelInfo`` or
+    ``metrics`` fields, or the ``<environment_details>`` it sends in every user turn."""
     if not items or not all(isinstance(m, dict) and m.get("role") in ("user", "assistant") for m in items):
         return False
+    if any(
+        "tool_calls" in m or any(is_ai_sdk_part(b) for b in common.listed(m.get("content"))) for m in items
+    ):
+        return False  # chat-completions or AI SDK messages, which Cline's file never holds
     if any(not CLINE_FIELDS.isdisjoint(m) for m in items):
         return True
     return any(
