@@ -75,6 +75,22 @@ SHAPES = {
         "written = HISTORY_FORMATS['openai'].write(history)['messages']\n"
         "assert len(written) == 2, len(written)\n"
     ),
+    "cline: a call of many unclosed tags, and thousands of text-protocol calls": (
+        "from tracetrim.formats import HISTORY_FORMATS\n"
+        "env = {'type': 'text', 'text': '<environment_details>\\n</environment_details>'}\n"
+        "def turn(call, result):\n"
+        "    header = {'type': 'text', 'text': '[read_file for ' + result}\n"
+        "    return [{'role': 'assistant', 'content': [{'type': 'text', 'text': call}]},\n"
+        "            {'role': 'user', 'content': [header, env]}]\n"
+        "history = [{'role': 'user', 'content': [{'type': 'text', 'text': 'task'}, env]}]\n"
+        "history += turn('<read_file>' + '<path>' * 400_000 + '</read_file>', \"'a'] Result:\\nx\")\n"
+        "for k in range(20_000):\n"
+        "    history += turn(f'<read_file>\\n<path>f{k}</path>\\n</read_file>', f\"'f{k}'] Result:\\ny\")\n"
+        "shape = HISTORY_FORMATS['cline']\n"
+        "neutral = shape.read(history, {})\n"
+        "assert sum(b['type'] == 'tool_call' for m in neutral for b in m['content']) == 20_001\n"
+        "assert shape.write(neutral)['messages'] == history\n"
+    ),
 }
 
 

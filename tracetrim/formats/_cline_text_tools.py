@@ -22,7 +22,7 @@ from tracetrim.formats._anthropic import BLOCK_EXTRAS
 from tracetrim.formats._anthropic import FORMAT as ANTHROPIC_FORMAT
 
 _HEADER = re.compile(r"\[(?P<name>[a-z][a-z0-9_]*)(?: for .*?)?\] Result:", re.DOTALL)
-_PARAM = re.compile(r"<([a-z][a-z0-9_]*)>(.*?)</\1>", re.DOTALL)
+_TAG = re.compile(r"<(/?)([a-z][a-z0-9_]*)>")
 _KEY = common.meta_key("cline")
 """The key on a neutral tool_result block holding how its text is written back (its header, and whether
 the header shares its block)."""
@@ -45,12 +45,23 @@ def _header(block: Block) -> tuple[str, str, bool] | None:
 
 def _input(text: str, name: str) -> dict[str, str]:
     """The parameters of the last ``<name>`` call in the assistant's ``text``, trimmed as Cline's parser
-    trims them; empty when no whole call is there."""
+    trims them; empty when no whole call is there. One pass over the tags: a parameter runs to the first
+    closing tag of its name, and the tags inside it (a diff's HTML, say) are its text."""
     start = text.rfind(f"<{name}>")
     end = text.find(f"</{name}>", start)
     if start < 0 or end < 0:
         return {}
-    return {key: value.strip() for key, value in _PARAM.findall(text[start + len(name) + 2 : end])}
+    params: dict[str, str] = {}
+    inside: str | None = None
+    since = 0
+    for tag in _TAG.finditer(text, start + len(name) + 2, end):
+        closing, key = tag.group(1), tag.group(2)
+        if inside is None and not closing:
+            inside, since = key, tag.end()
+        elif inside == key and closing:
+            params[key] = text[since : tag.start()].strip()
+            inside = None
+    return params
 
 
 def _calls_in(message: Message, name: str) -> str | None:
