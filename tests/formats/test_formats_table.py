@@ -180,6 +180,12 @@ def test_a_list_of_trajectories_says_so_and_how_to_pick_one() -> None:
         detect_format("text")
     with pytest.raises(FormatError, match="a JSON object with keys steps: not a history format"):
         detect_format({"steps": []})
+    # another tool's history (a Continue session's items hold a message each) is not a SWE-agent .traj
+    continue_session = {"sessionId": "s", "history": [{"message": {"role": "user", "content": "hi"}}]}
+    with pytest.raises(FormatError, match="keys sessionId, history: not a history format"):
+        detect_format(continue_session)
+    assert detect_format({"history": [{"role": "system", "content": "x"}, 7]}) == "swe-agent"
+    assert trajectory_list([continue_session, continue_session]) is None
 
 
 @pytest.mark.data

@@ -553,10 +553,15 @@ def trajectory_items(data: Any) -> list[Any]:
     return list(data) if isinstance(data, list) else [data]
 
 
-def _history_kind(history: list[Any]) -> str:
+def _history_kind(history: list[Any]) -> str | None:
     """Whose ``history`` a file holds: an OpenHands V0 evaluation line's events, or a SWE-agent
-    ``.traj``'s messages."""
-    return "openhands-v0" if history and all(is_openhands_v0_event(e) for e in history) else "swe-agent"
+    ``.traj``'s messages (which carry a ``role``); None for another tool's ``history`` (a Continue
+    session's items, say), which no format here reads."""
+    if history and all(is_openhands_v0_event(e) for e in history):
+        return "openhands-v0"
+    if not history or any(isinstance(e, dict) and "role" in e for e in history):
+        return "swe-agent"
+    return None
 
 
 def _trajectory_kind(item: Any) -> str | None:
@@ -616,7 +621,10 @@ def detect_format(data: Any) -> str:
         raise TrajectoryListError(len(trajectory_items(data)), kind)
     if isinstance(data, dict):
         if isinstance(data.get("history"), list):
-            return _history_kind(data["history"])
+            kind = _history_kind(data["history"])
+            if kind is None:
+                raise _unsupported(data)
+            return kind
         if isinstance(data.get("traj"), list):
             return "tau-bench"
         if str(data.get("trajectory_format", "")).startswith("mini-swe-agent"):
