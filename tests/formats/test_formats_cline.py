@@ -26,6 +26,8 @@ from tracetrim._marker import keeps_its_place
 from tracetrim.archive import KeyValueArchive, MemoryStore
 from tracetrim.cli import main
 from tracetrim.formats import HISTORY_FORMATS, detect_format, from_anthropic
+from tracetrim.formats._carrier import split_carriers
+from tracetrim.formats._cline import deleted_range
 
 CLINE = HISTORY_FORMATS["cline"]
 DATA = Path(__file__).parents[1] / "data" / "agents"
@@ -204,3 +206,59 @@ def test_a_dropped_text_protocol_result_leaves_its_header_and_a_stub_that_names_
     again = CLINE.read(written)  # read again, a stub is a result already shortened, under the same call id
     stub = next(b for m in again for b in m["content"] if b["type"] == "tool_result" and b["id"] == "cline-4")
     assert "was removed; recall it by call id" in stub["output"]
+
+
+RANGE = "conversationHistoryDeletedRange"
+
+
+def test_the_messages_cline_no_longer_sends_are_kept_as_they_are_and_never_judged() -> None:
+    """Read with the task's truncation range, the messages it hides ride in place and only those Cline
+    sends are judged: the first pair, and everything after the range."""
+    items = _history()
+    neutral = CLINE.read(items, {RANGE: [2, 9]})
+    carried, live = split_carriers(neutral, "cline")
+    assert [m for run in carried for m in run] == items[2:10]
+    results = [b["id"] for m in live for b in m["content"] if b["type"] == "tool_result"]
+    # the range ends on a call (Cline cuts after an assistant turn): its result, sent, answers no call
+    assert results == ["toolu_01E1zn", "toolu_01F6vb", "toolu_01G3hd", "toolu_01H8jc"]
+    written = CLINE.write(compact(neutral, DROP_ALL))["messages"]
+    assert len(written) == len(items) and written[:10] == items[:10]
+    assert "toolu_01F6vb (" in json.dumps(written[12])  # a stub, after the range
+    assert CLINE.write(neutral)["messages"] == items
+    text_tools = _text_tools()  # a range ending on a turn whose call the next sent turn answers
+    neutral = CLINE.read(text_tools, {RANGE: [2, 5]})
+    assert "cline-6" not in {b["id"] for m in neutral for b in m["content"] if b["type"] == "tool_call"}
+    assert "cline-10" in {b["id"] for m in neutral for b in m["content"] if b["type"] == "tool_call"}
+
+
+def test_a_range_that_is_not_two_indexes_is_refused_naming_the_field() -> None:
+    for bad in ([2], "2-9", [2, "9"], [2, True]):
+        with pytest.raises(SnapshotError, match=rf"field '{RANGE}'.*two message indexes"):
+            CLINE.read(_history(), {RANGE: bad})
+    assert CLINE.write(CLINE.read(_history(), {RANGE: [2, 400]}))["messages"] == _history()
+
+
+def test_the_range_in_force_is_the_last_ui_messages() -> None:
+    ui = [{"ts": 1, "type": "say"}, {"ts": 2, RANGE: [2, 5]}, {"ts": 3, RANGE: [2, 9]}, {"ts": 4}]
+    assert deleted_range(ui) == [2, 9]
+    assert deleted_range(ui[:1]) is None and deleted_range({"not": "a list"}) is None
+
+
+def test_compact_reads_the_range_from_the_ui_messages_beside_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    items = _history()
+    path = tmp_path / "api_conversation_history.json"
+    path.write_text(json.dumps(items), encoding="utf-8")
+    (tmp_path / "ui_messages.json").write_text(json.dumps([{"ts": 1, RANGE: [2, 5]}]), encoding="utf-8")
+    scope = ["--user", "u", "--agent", "a", "--session", "s"]
+    args = ["compact", str(path), "--mode", "enforce", "--archive", str(tmp_path / "archive"), *scope]
+    assert main([*args, "--minimum-reduction", "0", "--keep-threshold", "1", "--emit", "history"]) == 0
+    out, err = capsys.readouterr()
+    assert "truncation range [2, 5] (ui_messages.json) kept as it is" in err
+    written = json.loads(out)
+    assert written[:6] == items[:6] and written != items
+    (tmp_path / "ui_messages.json").write_text("[{", encoding="utf-8")  # unreadable: every message judged
+    assert main([*args, "--minimum-reduction", "0", "--keep-threshold", "1", "--emit", "history"]) == 0
+    out, err = capsys.readouterr()
+    assert "ui_messages.json: not read" in err and json.loads(out)[2] != items[2]

@@ -548,12 +548,16 @@ def test_cline_histories_keep_every_message_and_block_in_its_place(
 ) -> None:
     """Cline names the messages of its file by index (its truncation range, checkpoints, context edits):
     a compacted file holds every message where it stood, with Cline's fields and every block in its
-    place, every call as it was sent; what Cline sends from it under any range it holds is the same turns
-    as before, and the whole history is a valid Messages API request."""
+    place, every call as it was sent, and what the range hid as it was; what Cline sends from it under
+    the range is the same turns as before, and the whole history is a valid Messages API request."""
     items, deleted = history["messages"], history["deleted"]
     sent = copy.deepcopy(items)
-    written = written_with("cline", items, plan)
+    shape = HISTORY_FORMATS["cline"]
+    neutral = shape.read(items, {"conversationHistoryDeletedRange": deleted} if deleted else {})
+    written = shape.write(compact(neutral, plan))["messages"]
     assert items == sent, "the caller's history was mutated"
+    if deleted:  # read with the task's range, what it hides is not judged
+        assert written[2 : deleted[1] + 1] == sent[2 : deleted[1] + 1]
     assert [{k: v for k, v in m.items() if k != "content"} for m in written] == [
         {k: v for k, v in m.items() if k != "content"} for m in sent
     ]

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+from tracetrim._json import strict_loads
 from tracetrim._snapshot import Message, SnapshotError, encode_each
 from tracetrim.cli._errors import CliError
 from tracetrim.cli._input import HistoryFile
 from tracetrim.formats import HISTORY_FORMATS
+from tracetrim.formats._cline import DELETED_RANGE, deleted_range
 
 FORMAT_CHOICES = ("auto", *HISTORY_FORMATS)
 """What ``--format`` accepts on commands that read histories: every format, or ``auto`` (by shape)."""
@@ -41,10 +45,32 @@ def default_tools(fmt: str) -> tuple[str, ...]:
     return HISTORY_FORMATS[fmt].default_tools
 
 
-def to_neutral(history: HistoryFile) -> list[Message]:
-    """The history's messages as neutral messages; a conversion error is one CLI line naming the place."""
+def cline_task_fields(source: str) -> dict[str, Any]:
+    """For a Cline ``api_conversation_history.json``, the truncation range in force for its task, read
+    from the ``ui_messages.json`` beside it (said on stderr), as the reader's field; empty when there is
+    none. A side file that cannot be read is said on stderr and left out: every message is judged."""
+    ui = Path(source).parent / "ui_messages.json"
+    if source == "-" or not ui.is_file():
+        return {}
     try:
-        return HISTORY_FORMATS[history.format].read(history.messages, history.fields)
+        found = deleted_range(strict_loads(ui.read_bytes()))
+    except (OSError, ValueError) as exc:
+        print(f"tracetrim: {ui}: not read ({exc}); every message judged", file=sys.stderr)
+        return {}
+    if found is None:
+        return {}
+    print(f"tracetrim: {source}: Cline's truncation range {found} ({ui.name}) kept as it is", file=sys.stderr)
+    return {DELETED_RANGE: found}
+
+
+def to_neutral(history: HistoryFile) -> list[Message]:
+    """The history's messages as neutral messages; a conversion error is one CLI line naming the place.
+    A Cline task history is read with its task's truncation range (`cline_task_fields`)."""
+    fields = history.fields
+    if history.format == "cline":
+        fields = {**fields, **cline_task_fields(history.source)}
+    try:
+        return HISTORY_FORMATS[history.format].read(history.messages, fields)
     except SnapshotError as exc:
         raise CliError(f"{history.source}: not valid {history.format} messages: {exc}") from None
     except ImportError as exc:

@@ -7,13 +7,15 @@ it no longer sends (``conversationHistoryDeletedRange``, kept with the task and 
 each UI message's ``conversationHistoryIndex`` (checkpoints restore to it) and the text edits of
 ``context_history.json`` (by message and block index). So every message and every block keeps its
 place: a drop keeps the call and leaves a stub result (`tracetrim._marker.FIXED_CALL_KEY`), and the
-writer refuses a history whose messages or blocks moved. Calls Cline's model wrote as XML in its text
-are read as calls too (`tracetrim.formats._cline_text_tools`).
+writer refuses a history whose messages or blocks moved. The messages the truncation range hides
+(given as the reader's ``conversationHistoryDeletedRange`` field; ``tracetrim compact`` reads it from
+the ``ui_messages.json`` beside the file) are kept in place, not judged. Calls Cline's model wrote as XML
+in its text are read as calls too (`tracetrim.formats._cline_text_tools`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tracetrim._marker import fixed_call_metadata
@@ -21,6 +23,7 @@ from tracetrim._snapshot import Message, SnapshotError
 from tracetrim.formats import _common as common
 from tracetrim.formats._ai_sdk import is_ai_sdk_part
 from tracetrim.formats._anthropic import from_anthropic, to_anthropic
+from tracetrim.formats._carrier import CarrierRun, carried
 from tracetrim.formats._cline_text_tools import read_text_tools, write_text_tools
 from tracetrim.formats._order import order_of, reorder
 
@@ -43,6 +46,9 @@ OBSERVING_TOOLS = (
 """Cline's tools whose results are what the agent saw of the world (a file, a search, a command's output,
 the file an edit saved), eligible when nothing names any; not the ones whose results carry the user's
 own words (``ask_followup_question``, ``attempt_completion``, ``plan_mode_respond``)."""
+DELETED_RANGE = "conversationHistoryDeletedRange"
+"""The field (of the task, and of each UI message) naming the messages Cline no longer sends: the
+inclusive range ``[2, end]`` (its start is always 2: the first user-assistant pair is always sent)."""
 _ENVIRONMENT = "<environment_details>"
 _BLOCKS = "blocks"
 
@@ -72,13 +78,51 @@ def is_cline_history(items: Sequence[Any]) -> bool:
     )
 
 
-def from_cline(items: Sequence[Any]) -> list[Message]:
-    """Convert a Cline task history to neutral messages: each message through `from_anthropic`, where it
-    stood and how many blocks it held recorded, every tool call marked to keep its place; calls in the
-    assistant's text (Cline's text protocol) become calls too (`read_text_tools`)."""
+def deleted_range(ui_messages: Any) -> list[int] | None:
+    """The truncation range in force for a task, from its ``ui_messages.json``: the last UI message's
+    ``conversationHistoryDeletedRange`` (each takes the task's range when it is written), or None."""
+    for message in reversed(common.listed(ui_messages)):
+        if isinstance(message, dict) and DELETED_RANGE in message:
+            found = message[DELETED_RANGE]
+            return list(found) if isinstance(found, list) else None
+    return None
+
+
+def _hidden_end(fields: Mapping[str, Any] | None) -> int:
+    """The last index the truncation range in ``fields`` hides (1 when it hides nothing)."""
+    found = (fields or {}).get(DELETED_RANGE)
+    if found is None:
+        return 1
+    if not (
+        isinstance(found, (list, tuple))
+        and len(found) == 2
+        and all(isinstance(n, int) and not isinstance(n, bool) for n in found)
+    ):
+        raise SnapshotError(f"must be two message indexes [start, end], got {found!r}", field=DELETED_RANGE)
+    return max(int(found[1]), 1)
+
+
+def from_cline(items: Sequence[Any], fields: Mapping[str, Any] | None = None) -> list[Message]:
+    """Convert a Cline task history to neutral messages: each message Cline sends through
+    `from_anthropic`, where it stood and how many blocks it held recorded, every tool call marked to keep
+    its place; calls in the assistant's text (Cline's text protocol) become calls too
+    (`read_text_tools`). The messages ``fields``' truncation range hides (``[2, end]``, as Cline's
+    `getTruncatedMessages` leaves them out) ride in carriers in place, never judged."""
     common.require_sequence(items, "a Cline history", "message objects")
-    out = from_anthropic(items)
-    for i, (item, neutral) in enumerate(zip(items, out, strict=True)):
+    end = _hidden_end(fields)
+    if end > 1:  # the turns Cline sends: the first pair, then those after the range
+        runs = [range(0, min(2, len(items))), range(min(end + 1, len(items)), len(items))]
+    else:
+        runs = [range(len(items))]
+    indexes = [i for stretch in runs for i in stretch]
+    try:
+        converted = from_anthropic([items[i] for i in indexes])
+    except SnapshotError as exc:  # named where it stands in the file
+        at = None if exc.message_index is None else indexes[exc.message_index]
+        raise SnapshotError(exc.problem, message=at, block=exc.block_index, field=exc.field) from None
+    live = dict(zip(indexes, converted, strict=True))
+    for i, neutral in live.items():
+        item = items[i]
         for block in neutral["content"]:
             if block["type"] == "tool_call":
                 block["metadata"] = {**(block.get("metadata") or {}), **fixed_call_metadata()}
@@ -86,57 +130,69 @@ def from_cline(items: Sequence[Any]) -> list[Message]:
         if isinstance(item.get("content"), list):
             meta[_BLOCKS] = len(item["content"])
         common.attach_meta(neutral, FORMAT, meta)
-    read_text_tools(out)
-    return out
+    for stretch in runs:  # a call in the assistant's text is answered in the turn right after it
+        turns = [live[i] for i in stretch]
+        read_text_tools(turns, stretch.start)
+        live.update(zip(stretch, turns, strict=True))
+    run = CarrierRun(FORMAT, {})
+    for i, item in enumerate(items):
+        if i in live:
+            run.add(live[i])
+        else:
+            run.hold(item)
+    return run.messages()
 
 
-def _check_places(neutral: Sequence[Message]) -> None:
-    """Refuse a history read from a Cline file whose messages or blocks no longer stand where they did
-    (a summary in place of several messages, say): Cline would read the wrong messages by index."""
-    metas = [common.format_meta(m, FORMAT) for m in neutral]
-    positions = [common.position_of(meta) for meta in metas]
-    if all(p is None for p in positions):
-        return  # a history from elsewhere, written as a new Cline file: nothing indexes it yet
-    for i, (message, meta, position) in enumerate(zip(neutral, metas, positions, strict=True)):
-        if position != i:
-            where = "was not in the file read" if position is None else f"stood at {position}"
-            raise SnapshotError(
-                "a Cline history keeps every message in its place (Cline names them by index: its "
-                f"truncation range, checkpoints and context edits); this message {where}",
-                message=i,
-            )
-        blocks = meta.get(_BLOCKS)
-        if blocks is not None and blocks != len(message["content"]):
-            raise SnapshotError(
-                f"a Cline history keeps every block in its place; this message held {blocks} blocks, "
-                f"now {len(message['content'])}",
-                message=i,
-                field="content",
-            )
+def _place_problem(message: Message, at: int) -> tuple[str, str | None] | None:
+    """Why ``message``, about to be written at index ``at`` of a file read from Cline's, is not where it
+    stood (or holds another number of blocks), and the field to name; None when it is."""
+    meta = common.format_meta(message, FORMAT)
+    position = common.position_of(meta)
+    if position != at:
+        where = "was not in the file read" if position is None else f"stood at {position}"
+        return (
+            "a Cline history keeps every message in its place (Cline names them by index: its truncation "
+            f"range, checkpoints and context edits); this message {where}",
+            None,
+        )
+    blocks = meta.get(_BLOCKS)
+    if blocks is not None and blocks != len(message["content"]):
+        now = len(message["content"])
+        return (
+            f"a Cline history keeps every block in its place; this message held {blocks} blocks, now {now}",
+            "content",
+        )
+    return None
 
 
 def to_cline(messages: Sequence[Any]) -> list[Any]:
-    """Convert neutral messages back to a Cline task history (the inverse of `from_cline`): each message
-    through `to_anthropic`, its fields in their order. A system message, which Cline keeps out of its
-    history, is refused, as is a history read from a Cline file whose messages or blocks moved."""
+    """Convert neutral messages back to a Cline task history (the inverse of `from_cline`): the messages
+    the truncation range hid where they stood, each other message through `to_anthropic`, its fields in
+    their order. A system message, which Cline keeps out of its history, is refused, as is a history
+    read from a Cline file whose messages or blocks moved."""
     neutral = [write_text_tools(m) for m in common.neutral_input(messages)]
-    for i, message in enumerate(neutral):
-        if message["role"] == "system":
-            raise SnapshotError("a Cline history holds no system messages", message=i, field="role")
-    _check_places(neutral)
+    read = any(common.position_of(common.format_meta(m, FORMAT)) is not None for m in neutral)
     out: list[Any] = []
     for i, message in enumerate(neutral):
-        meta = common.format_meta(message, FORMAT)
+        hidden = carried(message, FORMAT)
+        if hidden is not None:
+            out.extend(hidden)
+            continue
+        if message["role"] == "system":
+            raise SnapshotError("a Cline history holds no system messages", message=i, field="role")
+        problem = _place_problem(message, len(out)) if read else None
+        if problem is not None:
+            raise SnapshotError(problem[0], message=i, field=problem[1])
         try:
             written: list[Any] = to_anthropic(common.ValidatedHistory([message]))["messages"]
         except SnapshotError as exc:
             raise SnapshotError(exc.problem, message=i, block=exc.block_index, field=exc.field) from None
-        if len(written) != 1 and common.position_of(meta) is not None:
+        if len(written) != 1 and read:
             raise SnapshotError(
                 "a Cline history keeps every message in its place; this message now holds a user and "
                 "an assistant turn",
                 message=i,
             )
-        written[0] = reorder(written[0], meta.get("order"))
+        written[0] = reorder(written[0], common.format_meta(message, FORMAT).get("order"))
         out.extend(written)
     return out

@@ -72,9 +72,10 @@ def _calls_in(message: Message, name: str) -> str | None:
     return text if f"<{name}>" in text else None
 
 
-def read_text_tools(messages: list[Message]) -> None:
-    """Turn each text-protocol call and its result in ``messages`` (read by `from_anthropic`) into a
-    neutral call and result, in place: the call's id is ``cline-<index of the result's turn>``."""
+def read_text_tools(messages: list[Message], start: int = 0) -> None:
+    """Turn each text-protocol call and its result in ``messages`` (read by `from_anthropic`; turns that
+    stood in a row, the first at ``start`` in the file) into a neutral call and result, in place: the
+    call's id is ``cline-<where the result's turn stands in the file>``."""
     for i in range(1, len(messages)):
         message = messages[i]
         if message["role"] != "user":
@@ -91,14 +92,19 @@ def read_text_tools(messages: list[Message]) -> None:
                 j += 1
                 if j >= len(message["content"]) or message["content"][j]["type"] != "text":
                     break
-            _pair(messages, i, j, name, header, joined, _input(text, name))
+            _pair(messages, i, j, f"cline-{start + i}", (name, header, joined), _input(text, name))
             break  # one result a turn, as Cline answers
 
 
 def _pair(
-    messages: list[Message], i: int, j: int, name: str, header: str, joined: bool, params: dict[str, str]
+    messages: list[Message],
+    i: int,
+    j: int,
+    call_id: str,
+    head: tuple[str, str, bool],
+    params: dict[str, str],
 ) -> None:
-    call_id = f"cline-{i}"
+    name, header, joined = head
     block = messages[i]["content"][j]
     output = block["text"][len(header) + 1 :] if joined else block["text"]
     result: Block = {"type": "tool_result", "id": call_id, "name": name, "output": output, "state": "success"}

@@ -371,7 +371,7 @@ _TABLE = (
         "cline",
         "a Cline task history (api_conversation_history.json: Anthropic messages that Cline names by "
         "index elsewhere, so every message and block keeps its place; a dropped call leaves a stub result)",
-        _one_arg(from_cline),
+        from_cline,
         _messages_only(to_cline),
         default_tools=CLINE_TOOLS,
     ),
