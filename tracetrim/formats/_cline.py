@@ -98,7 +98,8 @@ def _hidden_end(fields: Mapping[str, Any] | None) -> int:
         and len(found) == 2
         and all(isinstance(n, int) and not isinstance(n, bool) for n in found)
     ):
-        raise SnapshotError(f"must be two message indexes [start, end], got {found!r}", field=DELETED_RANGE)
+        shown = repr(found)[:80]  # what a hostile file holds there may be long
+        raise SnapshotError(f"must be two message indexes [start, end], got {shown}", field=DELETED_RANGE)
     return max(int(found[1]), 1)
 
 
