@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from tests._histories import assistant, call, result, text, user
 from tests._replay_runs import SECRET, lookup_run
 from tests.conftest import DATA, require_data
-from tracetrim.learn import cut_points, evidence, mini_swe_agent, swe_agent, tau_bench
+from tracetrim.formats import from_anthropic
+from tracetrim.learn import cut_points, evidence, from_file, mini_swe_agent, swe_agent, tau_bench
 from tracetrim.replay import model_turns, step_uses
 
 
@@ -42,6 +46,33 @@ def test_a_message_of_tool_results_only_is_not_a_model_call() -> None:
     run = lookup_run(3)
     assert model_turns(run.messages) == [2, 4, 6, 8]
     assert all(run.messages[i]["role"] == "assistant" for i in model_turns(run.messages))
+
+
+def test_a_user_turn_of_results_and_text_is_not_a_model_call(tmp_path: Path) -> None:
+    """An Anthropic user turn holding tool results and text (Cline's environment details after every
+    result) is an assistant message in the neutral form; the host wrote it, so no model call is there,
+    read from the messages or from a file as the replay reads it (`tracetrim.learn.from_file`)."""
+    messages = [
+        {"role": "user", "content": "Fix cfg.py."},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "read", "input": {}}]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": "x = 1"},
+                {"type": "text", "text": "<environment_details>\n</environment_details>"},
+            ],
+        },
+        {"role": "assistant", "content": [{"type": "text", "text": "Done."}]},
+    ]
+    assert model_turns(from_anthropic(messages)) == [1, 3]
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps({"model": "m", "max_tokens": 1, "messages": messages}), encoding="utf-8")
+    (run,) = from_file(path)
+    turns = model_turns(run.messages)  # after the carrier of the request's fields
+    assert run.dataset == "anthropic" and [run.messages[i]["content"][0]["type"] for i in turns] == [
+        "tool_call",
+        "text",
+    ]
 
 
 @pytest.mark.data

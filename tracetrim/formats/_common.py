@@ -248,6 +248,20 @@ POSITION = "at"
 whose provider refuses two turns of one role in a row (`join_turns`)."""
 
 
+_HOST_ROLES = frozenset({"user", "tool"})
+
+
+def sent_by_the_host(message: Message) -> bool:
+    """Whether a reader kept that ``message``, an assistant message in the neutral form, was sent as a
+    user or tool turn (``{"role": ...}`` under a ``tracetrim.*`` metadata key: an Anthropic or Bedrock
+    user turn of tool results and text, say): the agent's host wrote it, not its model."""
+    metadata = message.get("metadata")
+    return isinstance(metadata, dict) and any(
+        key.startswith("tracetrim.") and isinstance(meta, dict) and meta.get("role") in _HOST_ROLES
+        for key, meta in metadata.items()
+    )
+
+
 def position_of(meta: Mapping[str, Any]) -> int | None:
     """Where a message stood when read (its format metadata's `POSITION`), None when unknown."""
     position = meta.get(POSITION)

@@ -11,6 +11,7 @@ from tracetrim._json import strict_loads
 from tracetrim._snapshot import Message
 from tracetrim._validators import FieldValueError
 from tracetrim.compactor._options import request_keys
+from tracetrim.formats._common import sent_by_the_host
 
 READ_VERBS = frozenset(
     {"get", "list", "search", "find", "read", "fetch", "lookup", "query", "show", "view", "describe"}
@@ -33,6 +34,9 @@ def read_only_tools(names: Iterable[str]) -> frozenset[str]:
 
 
 FORMAT_STORES = "tracetrim."
+SENT_AS = "tracetrim.sent_as"
+"""What `as_seen` keeps of a reader's metadata on a message the host sent as a user turn of tool results
+and more (an Anthropic user turn of results and text): the role it was sent with."""
 """Prefix of the metadata keys where format readers keep what the neutral form lacks (raw model
 responses, original roles): the agent never sees them, so learning and measuring leave them out."""
 
@@ -52,6 +56,8 @@ def as_seen(messages: list[Message]) -> list[Message]:
                 for k, v in metadata.items()
                 if not k.startswith(FORMAT_STORES) or k == "tracetrim.pinned"
             }
+            if sent_by_the_host(message) and any(b.get("type") != "tool_result" for b in message["content"]):
+                kept[SENT_AS] = {"role": "user"}  # no model call wrote it (`tracetrim.replay.model_turns`)
             message = {k: v for k, v in message.items() if k != "metadata"} | (
                 {"metadata": kept} if kept else {}
             )

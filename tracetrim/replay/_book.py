@@ -6,19 +6,24 @@ from collections.abc import Iterable, Sequence
 
 from tracetrim._snapshot import Message
 from tracetrim._tokens import TokenCounter, estimate_tokens, message_tokens
+from tracetrim.formats._common import sent_by_the_host
 from tracetrim.learn._labels import history_text
 
 
 def model_turns(messages: Sequence[Message]) -> list[int]:
-    """Indexes of the messages a model wrote: assistant messages holding anything but tool results.
+    """Indexes of the messages a model wrote: assistant messages holding anything but tool results,
+    not sent as a user turn.
 
     Each is one model call; its prompt is every message before it. (Readers of text-protocol agents
-    put a command's output in an assistant message of tool results only: that is no model call.)
+    put a command's output in an assistant message of tool results only, and readers of Anthropic
+    messages a user turn of results and text, Cline's environment details say: neither is a model call.)
     """
     return [
         i
         for i, message in enumerate(messages)
-        if message["role"] == "assistant" and any(b.get("type") != "tool_result" for b in message["content"])
+        if message["role"] == "assistant"
+        and any(b.get("type") != "tool_result" for b in message["content"])
+        and not sent_by_the_host(message)
     ]
 
 
