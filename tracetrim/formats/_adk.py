@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tracetrim._snapshot import Message, SnapshotError
-from tracetrim.formats._carrier import CarrierRun, carried
+from tracetrim.formats._carrier import carried, interleaved
 from tracetrim.formats._common import (
     ValidatedHistory,
     attach_meta,
@@ -115,13 +115,7 @@ def from_adk(events: Sequence[Any]) -> list[Message]:
         fields = {k: (_CONTENT if k == "content" else copy.deepcopy(v)) for k, v in event.items()}
         attach_meta(message, FORMAT, {"event": fields, "order": order_of(event["content"])})
         by_event[i] = message
-    run = CarrierRun(FORMAT, {})
-    for i, event in enumerate(events):
-        if i in by_event:
-            run.add(by_event[i])
-        else:
-            run.hold(event)
-    return run.messages()
+    return interleaved(FORMAT, events, by_event)
 
 
 def to_adk(messages: Sequence[Any]) -> list[Any]:

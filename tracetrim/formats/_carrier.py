@@ -58,6 +58,18 @@ class CarrierRun:
             self._held = []
 
 
+def interleaved(fmt: str, items: Sequence[Any], live: Mapping[int, Message]) -> list[Message]:
+    """A reader's output: each message of ``live`` (by where its item stands in ``items``) in its
+    place, the other items of ``items`` carried between them."""
+    run = CarrierRun(fmt, {})
+    for i, item in enumerate(items):
+        if i in live:
+            run.add(live[i])
+        else:
+            run.hold(item)
+    return run.messages()
+
+
 def carried(message: Message, fmt: str, *, copied: bool = True) -> Any | None:
     """What ``message`` carries when it is a carrier of ``fmt`` (a copy; with ``copied`` false, the
     values themselves, to read and never change), else None."""

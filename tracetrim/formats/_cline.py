@@ -23,7 +23,7 @@ from tracetrim._snapshot import Message, SnapshotError
 from tracetrim.formats import _common as common
 from tracetrim.formats._ai_sdk import is_ai_sdk_part
 from tracetrim.formats._anthropic import from_anthropic, to_anthropic
-from tracetrim.formats._carrier import CarrierRun, carried
+from tracetrim.formats._carrier import carried, in_place, interleaved
 from tracetrim.formats._cline_text_tools import read_text_tools, write_text_tools
 from tracetrim.formats._order import order_of, reorder
 
@@ -135,13 +135,7 @@ def from_cline(items: Sequence[Any], fields: Mapping[str, Any] | None = None) ->
         turns = [live[i] for i in stretch]
         read_text_tools(turns, stretch.start)
         live.update(zip(stretch, turns, strict=True))
-    run = CarrierRun(FORMAT, {})
-    for i, item in enumerate(items):
-        if i in live:
-            run.add(live[i])
-        else:
-            run.hold(item)
-    return run.messages()
+    return interleaved(FORMAT, items, live)
 
 
 def _place_problem(message: Message, at: int) -> tuple[str, str | None] | None:
@@ -173,15 +167,17 @@ def to_cline(messages: Sequence[Any]) -> list[Any]:
     read from a Cline file whose messages or blocks moved."""
     neutral = [write_text_tools(m) for m in common.neutral_input(messages)]
     read = any(common.position_of(common.format_meta(m, FORMAT)) is not None for m in neutral)
-    out: list[Any] = []
+    written_at: dict[int, int] = {}  # where each message (not a carrier) goes in the file
+    at = 0
     for i, message in enumerate(neutral):
-        hidden = carried(message, FORMAT)
-        if hidden is not None:
-            out.extend(hidden)
-            continue
+        hidden = carried(message, FORMAT, copied=False)
+        written_at[i] = at
+        at += 1 if hidden is None else len(hidden)
+
+    def convert(message: Message, i: int) -> list[Any]:
         if message["role"] == "system":
             raise SnapshotError("a Cline history holds no system messages", message=i, field="role")
-        problem = _place_problem(message, len(out)) if read else None
+        problem = _place_problem(message, written_at[i]) if read else None
         if problem is not None:
             raise SnapshotError(problem[0], message=i, field=problem[1])
         try:
@@ -195,5 +191,6 @@ def to_cline(messages: Sequence[Any]) -> list[Any]:
                 message=i,
             )
         written[0] = reorder(written[0], common.format_meta(message, FORMAT).get("order"))
-        out.extend(written)
-    return out
+        return written
+
+    return in_place(neutral, FORMAT, convert)
