@@ -34,11 +34,11 @@ def read_only_tools(names: Iterable[str]) -> frozenset[str]:
 
 
 FORMAT_STORES = "tracetrim."
+"""Prefix of the metadata keys where format readers keep what the neutral form lacks (raw model
+responses, original roles): the agent never sees them, so learning and measuring leave them out."""
 SENT_AS = "tracetrim.sent_as"
 """What `as_seen` keeps of a reader's metadata on a message the host sent as a user turn of tool results
 and more (an Anthropic user turn of results and text): the role it was sent with."""
-"""Prefix of the metadata keys where format readers keep what the neutral form lacks (raw model
-responses, original roles): the agent never sees them, so learning and measuring leave them out."""
 
 
 def as_seen(messages: list[Message]) -> list[Message]:
