@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -262,3 +263,13 @@ def test_compact_reads_the_range_from_the_ui_messages_beside_the_file(
     assert main([*args, "--minimum-reduction", "0", "--keep-threshold", "1", "--emit", "history"]) == 0
     out, err = capsys.readouterr()
     assert "ui_messages.json: not read" in err and json.loads(out)[2] != items[2]
+
+
+def test_a_history_on_stdin_reads_no_ui_messages_from_the_working_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "ui_messages.json").write_text(json.dumps([{RANGE: [2, 9]}]), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(json.dumps(_history()).encode())))
+    assert main(["compact", "-", "--minimum-reduction", "0", "--keep-threshold", "1"]) == 0
+    assert "truncation range" not in capsys.readouterr().err

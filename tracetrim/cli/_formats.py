@@ -50,7 +50,7 @@ def cline_task_fields(source: str) -> dict[str, Any]:
     from the ``ui_messages.json`` beside it (said on stderr), as the reader's field; empty when there is
     none. A side file that cannot be read is said on stderr and left out: every message is judged."""
     ui = Path(source).parent / "ui_messages.json"
-    if source == "-" or not ui.is_file():
+    if not Path(source).is_file() or not ui.is_file():  # stdin has no task folder
         return {}
     try:
         found = deleted_range(strict_loads(ui.read_bytes()))
