@@ -46,6 +46,11 @@ def test_ollama_is_told_apart_from_openai_chat() -> None:
         {"type": "tool-result", "toolCallId": "c1", "toolName": "f", "output": {"type": "text", "value": "y"}}
     ]
     assert detect_format([chat[0], {"role": "tool", "content": parts}]) == "ai-sdk"
+    # A call kept as it was sent (no name, so never judged) still tells Ollama by its arguments object,
+    # after a drop took every call that had a name and every tool message (found by benchmarks/fuzz.py).
+    kept = [chat[0], {"role": "assistant", "tool_calls": [{"function": {"arguments": {"a": 1}}, "id": "c2"}]}]
+    assert detect_format(kept) == "ollama"
+    assert to_ollama(from_ollama(kept)) == kept
 
 
 def test_results_pair_by_tool_name_and_ids_are_never_written() -> None:

@@ -44,7 +44,15 @@ def is_ollama_message(message: Any) -> bool:
     if message.get("role") == "tool":
         return "tool_call_id" not in message and not isinstance(message.get("content"), list)
     calls = message.get("tool_calls")
-    return isinstance(calls, list) and any(_function(call) is not None for call in calls)
+    return isinstance(calls, list) and any(_arguments_object(call) for call in calls)
+
+
+def _arguments_object(call: Any) -> bool:
+    """Whether ``call`` holds its arguments as an object under ``function``, as only Ollama writes them
+    (OpenAI chat a JSON string), with or without the name a call it could run would have: a call kept
+    as it was sent tells the format after every other call went."""
+    function = call.get("function") if isinstance(call, dict) else None
+    return isinstance(function, dict) and isinstance(function.get("arguments"), dict)
 
 
 def _answered(tool: dict[str, Any], pending: OpenCalls) -> tuple[str, str] | None:
