@@ -115,6 +115,20 @@ def test_messages_are_told_by_shape_and_written_back_exactly(messages: list[dict
     assert messages == sent
 
 
+def test_a_tool_message_of_no_parts_is_still_told_as_the_ai_sdks() -> None:
+    """A tool message whose content is a list and that has no ``tool_call_id`` is the AI SDK's (OpenAI
+    chat puts an id on every tool message): told so even when a drop left it, and the file, no part of
+    the SDK's own (found by ``benchmarks/fuzz.py --formats --seed 7008``)."""
+    messages = [
+        {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "[tracetrim: dropped read call c1]"}]},
+        {"role": "tool", "content": []},
+    ]
+    assert detect_format(messages) == "ai-sdk"
+    assert HISTORY_FORMATS["ai-sdk"].write_messages(from_ai_sdk(messages)) == messages
+    assert detect_format([messages[0], {"role": "tool", "tool_call_id": "c1", "content": []}]) == "openai"
+
+
 def test_results_read_as_text_and_pair_by_call_id() -> None:
     neutral = from_ai_sdk(_v5())
     results = {b["id"]: b for m in neutral for b in m["content"] if b["type"] == "tool_result"}

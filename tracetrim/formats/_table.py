@@ -426,6 +426,17 @@ def _is_mini_swe_agent(messages: Sequence[Any]) -> bool:
     return bool(turns) and any(len(ACTION_REGEX.findall(text)) == 1 for text in turns)
 
 
+def _ai_sdk_tool_message(message: dict[str, Any]) -> bool:
+    """A tool message of parts with no ``tool_call_id``: the AI SDK's, which names its calls in its
+    parts (OpenAI chat puts an id on every tool message; Ollama's hold text), told so even when a drop
+    left it no part."""
+    return (
+        message.get("role") == "tool"
+        and "tool_call_id" not in message
+        and isinstance(message.get("content"), list)
+    )
+
+
 def detect_messages(messages: Sequence[Any]) -> str:
     """The format of a bare message list, told by shape (`detect_format` for whole files)."""
     items = [m for m in messages if isinstance(m, dict)]
@@ -449,7 +460,7 @@ def detect_messages(messages: Sequence[Any]) -> str:
         return "inspect"
     if any(is_ollama_message(m) for m in items):
         return "ollama"
-    if any(is_ai_sdk_part(b) for b in _blocks(items)):
+    if any(is_ai_sdk_part(b) for b in _blocks(items)) or any(_ai_sdk_tool_message(m) for m in items):
         return "ai-sdk"
     if any(m.get("role") == "tool" or "tool_calls" in m for m in items):
         return "openai"
