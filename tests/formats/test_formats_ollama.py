@@ -6,7 +6,10 @@ import copy
 import json
 from typing import Any
 
+import pytest
+
 from tests._provider_rules import check_ollama
+from tracetrim import SnapshotError
 from tracetrim.formats import detect_format, from_ollama, to_ollama
 
 
@@ -51,6 +54,16 @@ def test_ollama_is_told_apart_from_openai_chat() -> None:
     kept = [chat[0], {"role": "assistant", "tool_calls": [{"function": {"arguments": {"a": 1}}, "id": "c2"}]}]
     assert detect_format(kept) == "ollama"
     assert to_ollama(from_ollama(kept)) == kept
+    # A call whose id is not a string is refused, as OpenAI chat refuses it (found by the fuzzer: once
+    # a drop took the call that told Ollama, the file read back as OpenAI chat and was refused then).
+    odd = [
+        chat[0],
+        {"role": "assistant", "tool_calls": [{"id": {}, "function": {"name": "f", "arguments": {}}}]},
+    ]
+    with pytest.raises(
+        SnapshotError, match=r"message 1, field 'tool_calls': a tool call id must be a string"
+    ):
+        from_ollama(odd)
 
 
 def test_results_pair_by_tool_name_and_ids_are_never_written() -> None:

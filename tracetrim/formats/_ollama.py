@@ -102,6 +102,12 @@ def from_ollama(messages: Sequence[Any]) -> list[Message]:
                 raise SnapshotError("tool_calls must be a list", message=i, field="tool_calls")
             invented: list[str] = []
             for j, call in enumerate(calls or []):
+                if isinstance(call, dict) and call.get("id") is not None and not isinstance(call["id"], str):
+                    # as OpenAI chat refuses it: nothing could answer such a call by its id
+                    kind = type(call["id"]).__name__
+                    raise SnapshotError(
+                        f"a tool call id must be a string, got {kind}", message=i, field="tool_calls"
+                    )
                 function = _function(call) if role == "assistant" else None
                 if function is None:
                     blocks.append(common.raw_block(FORMAT, copy.deepcopy(call)))
