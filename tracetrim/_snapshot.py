@@ -48,6 +48,11 @@ class SnapshotError(TracetrimError, ValueError):
             where.append(f"field {field!r}")
         super().__init__(f"{', '.join(where)}: {problem}" if where else problem)
 
+    def at_message(self, message: int | None) -> SnapshotError:
+        """The same problem named at another ``message``: where the message a converter was handed on
+        its own, or out of a slice, stands in the caller's history."""
+        return SnapshotError(self.problem, message=message, block=self.block_index, field=self.field)
+
 
 _REQUIRED_STR: dict[str, tuple[str, ...]] = {
     "text": ("text",),

@@ -35,8 +35,9 @@ DATA = Path(__file__).parents[1] / "data" / "agents"
 DROP_ALL = {"actions": ["drop_call"], "tombstones": True, "recent": 1}
 
 
-def _history() -> list[dict[str, Any]]:
-    data: list[dict[str, Any]] = json.loads((DATA / "cline_history.json").read_text(encoding="utf-8"))
+def _history(name: str = "cline_history.json") -> list[dict[str, Any]]:
+    """A fixture: the run with native tool calls, or (``cline_history_text_tools.json``) the XML one."""
+    data: list[dict[str, Any]] = json.loads((DATA / name).read_text(encoding="utf-8"))
     return data
 
 
@@ -140,7 +141,7 @@ def test_restore_gives_back_the_file_sent(
     """Cline writes its history with ``JSON.stringify``; a compacted file's original comes back byte for
     byte, and the compacted file keeps Cline's compact layout. With no ``--eligible-tools`` Cline's tools
     that observe the world are eligible."""
-    items = json.loads((DATA / name).read_text(encoding="utf-8"))
+    items = _history(name)
     path = tmp_path / "api_conversation_history.json"
     path.write_text(json.dumps(items, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
     archive = ["--archive", str(tmp_path / "archive"), "--user", "u", "--agent", "a", "--session", "s"]
@@ -157,10 +158,7 @@ def test_restore_gives_back_the_file_sent(
 
 
 def _text_tools() -> list[dict[str, Any]]:
-    data: list[dict[str, Any]] = json.loads(
-        (DATA / "cline_history_text_tools.json").read_text(encoding="utf-8")
-    )
-    return data
+    return _history("cline_history_text_tools.json")
 
 
 def test_calls_in_the_assistants_text_are_read_with_their_results() -> None:

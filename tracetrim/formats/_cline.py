@@ -100,7 +100,8 @@ def _hidden_end(fields: Mapping[str, Any] | None) -> int:
     ):
         shown = repr(found)[:80]  # what a hostile file holds there may be long
         raise SnapshotError(f"must be two message indexes [start, end], got {shown}", field=DELETED_RANGE)
-    return max(int(found[1]), 1)
+    end: int = found[1]
+    return max(end, 1)
 
 
 def from_cline(items: Sequence[Any], fields: Mapping[str, Any] | None = None) -> list[Message]:
@@ -120,7 +121,7 @@ def from_cline(items: Sequence[Any], fields: Mapping[str, Any] | None = None) ->
         converted = from_anthropic([items[i] for i in indexes])
     except SnapshotError as exc:  # named where it stands in the file
         at = None if exc.message_index is None else indexes[exc.message_index]
-        raise SnapshotError(exc.problem, message=at, block=exc.block_index, field=exc.field) from None
+        raise exc.at_message(at) from None
     live = dict(zip(indexes, converted, strict=True))
     for i, neutral in live.items():
         item = items[i]
@@ -183,7 +184,7 @@ def to_cline(messages: Sequence[Any]) -> list[Any]:
         try:
             written: list[Any] = to_anthropic(common.ValidatedHistory([message]))["messages"]
         except SnapshotError as exc:
-            raise SnapshotError(exc.problem, message=i, block=exc.block_index, field=exc.field) from None
+            raise exc.at_message(i) from None
         if len(written) != 1 and read:
             raise SnapshotError(
                 "a Cline history keeps every message in its place; this message now holds a user and "

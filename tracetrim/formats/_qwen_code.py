@@ -136,7 +136,7 @@ def from_qwen_code(lines: Sequence[Any]) -> list[Message]:
     except SnapshotError as exc:
         at = exc.message_index
         line = live[at] if at is not None and 0 <= at < len(live) else None
-        raise SnapshotError(exc.problem, message=line, block=exc.block_index, field=exc.field) from None
+        raise exc.at_message(line) from None
     chosen = {n: k for k, n in enumerate(live)}
     run = CarrierRun(FORMAT, {})
     for n, record in enumerate(records):
@@ -182,7 +182,7 @@ def _content(message: Message, i: int) -> dict[str, Any]:
     try:
         [content] = to_gemini(common.ValidatedHistory([message]))["messages"]
     except SnapshotError as exc:
-        raise SnapshotError(exc.problem, message=i, block=exc.block_index, field=exc.field) from None
+        raise exc.at_message(i) from None
     written: dict[str, Any] = content
     return written
 

@@ -189,7 +189,7 @@ def _written(message: Message, dialect: str, i: int) -> list[Any]:
         else:
             written = to_anthropic(history)["messages"]
     except SnapshotError as exc:
-        raise SnapshotError(exc.problem, message=i, block=exc.block_index, field=exc.field) from None
+        raise exc.at_message(i) from None
     return written
 
 

@@ -127,7 +127,7 @@ def _history_entries(message: Message, i: int) -> list[dict[str, Any]]:
     try:
         chat = to_openai_chat(common.ValidatedHistory([message]))  # checked by to_swe_agent_history
     except SnapshotError as exc:
-        raise SnapshotError(exc.problem, message=i, block=exc.block_index, field=exc.field) from None
+        raise exc.at_message(i) from None
     tools = [m for m in chat if m["role"] == "tool"]
     ids = [m.pop("tool_call_id") for m in tools]
     if tools and isinstance(meta.get("tool_call_ids"), list) and len(meta["tool_call_ids"]) > 1:
