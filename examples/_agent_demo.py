@@ -1,4 +1,4 @@
-"""What the six framework examples share: the scripted or embedded decision model and the report.
+"""What the seven framework examples share: the scripted or embedded decision model and the report.
 
 Each example (``python examples/<framework>_agent.py [--embedded]``) runs a real agent of its framework
 on a scripted chat model: two log reads, compaction, then a recall of the first log and of an id that

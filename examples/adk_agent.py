@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import AsyncGenerator
 from typing import Any
 
-from _agent_demo import LOG, decision_model, report  # examples/_agent_demo.py, shared by the six
+from _agent_demo import LOG, decision_model, report  # examples/_agent_demo.py, shared by the seven
 from google.adk.agents import LlmAgent
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest

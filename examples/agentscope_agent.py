@@ -13,7 +13,7 @@ import json
 import tempfile
 from typing import Any
 
-from _agent_demo import LOG, decision_model, report  # examples/_agent_demo.py, shared by the six
+from _agent_demo import LOG, decision_model, report  # examples/_agent_demo.py, shared by the seven
 from agentscope.agent import Agent
 from agentscope.credential import CredentialBase
 from agentscope.formatter import OpenAIChatFormatter

@@ -11,7 +11,7 @@ from __future__ import annotations
 import tempfile
 from typing import Any
 
-from _agent_demo import LOG, decision_model, report  # examples/_agent_demo.py, shared by the six
+from _agent_demo import LOG, decision_model, report  # examples/_agent_demo.py, shared by the seven
 from inspect_ai import Task, eval
 from inspect_ai.agent import react
 from inspect_ai.dataset import Sample

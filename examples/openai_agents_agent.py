@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from _agent_demo import LOG, decision_model, report  # examples/_agent_demo.py, shared by the six
+from _agent_demo import LOG, decision_model, report  # examples/_agent_demo.py, shared by the seven
 from agents import Agent, RunConfig, Runner, SQLiteSession, function_tool
 from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import tempfile
 
-from _agent_demo import LOG, decision_model, report  # examples/_agent_demo.py, shared by the six
+from _agent_demo import LOG, decision_model, report  # examples/_agent_demo.py, shared by the seven
 from pydantic_ai import Agent
 from pydantic_ai.messages import (
     ModelMessage,

@@ -179,6 +179,14 @@ def check_responses(
         for k, item in enumerate(sent)
         if item.get("type") == "reasoning" and "id" in item and k + 1 < len(sent)
     }
+    reasoned = _reasoning_turns(sent)
+    present = {item["id"] for item in items if item.get("type") == "reasoning" and "id" in item}
+    for k, item in enumerate(items):
+        needed = reasoned.get(_identity(item))
+        assert needed is None or needed in present, (
+            f"item {k}: {item.get('type', 'message')} {_identity(item)!r} provided without its required "
+            f"'reasoning' item {needed!r}"
+        )
     called: set[tuple[str, str]] = set()
     answered: set[tuple[str, str]] = set()
     for k, item in enumerate(items):
@@ -201,6 +209,24 @@ def check_responses(
                 )
     missing = called - answered
     assert not missing, f"no tool output found for {sorted(missing)}"
+
+
+def _reasoning_turns(sent: Sequence[Mapping[str, Any]]) -> dict[Any, str]:
+    """Each output item with an id (the server's record of it) sent after a reasoning item of its turn
+    (the items the model output after it, up to the next input item or reasoning), by identity, to that
+    reasoning's id: the server refuses the item without it."""
+    turns: dict[Any, str] = {}
+    leading: str | None = None
+    for item in sent:
+        kind = item.get("type", "message")
+        if kind == "reasoning":
+            leading = item.get("id")
+        elif leading is not None and kind in _OUTPUT_ITEMS and item.get("role", "assistant") == "assistant":
+            if item.get("id"):
+                turns[_identity(item)] = leading
+        else:
+            leading = None
+    return turns
 
 
 def _identity(item: Mapping[str, Any]) -> Any:

@@ -21,6 +21,7 @@ FRAMEWORK_EXAMPLES = {
     "openai_agents_agent.py": ("agents", "openai-agents"),
     "adk_agent.py": ("google.adk", "adk"),
     "inspect_agent.py": ("inspect_ai", "inspect"),
+    "agent_framework_agent.py": ("agent_framework", "agent-framework"),
 }
 
 

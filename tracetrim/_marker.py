@@ -31,6 +31,13 @@ FIXED_CALL_KEY = "tracetrim.fixed_call"
 as in a history its agent indexes by position (Cline's truncation range, checkpoints and context edits
 name messages by index): a drop keeps the call and leaves a stub result (`keeps_its_place`)."""
 
+REASONED_CALL_KEY = "tracetrim.reasoned_call"
+"""The ``metadata`` key (value true) of a tool_call that the model's reasoning was sent right before, in a
+turn whose reasoning led to more than this call. OpenAI refuses a reasoning item without the item it was
+sent before ("without its required following item"), and a call or message of that turn without its
+reasoning ("provided without its required 'reasoning' item"), so the call can go only with everything
+its reasoning led to: a drop keeps it and leaves a stub result (`keeps_its_place`)."""
+
 SHORTENED_ACTION = "drop_result"
 """``metadata.tracetrim.action`` of a tool result cut down to an excerpt."""
 
@@ -266,10 +273,11 @@ def tombstone_call_id(block: Mapping[str, Any]) -> str | None:
 
 def keeps_its_place(block: Mapping[str, Any]) -> bool:
     """True for a tool_call a drop must not remove: one a reader found in the assistant's prose
-    (`PROSE_ACTION_KEY`) or one whose place its agent indexes (`FIXED_CALL_KEY`)."""
+    (`PROSE_ACTION_KEY`), one whose place its agent indexes (`FIXED_CALL_KEY`) or one its turn's reasoning
+    was sent before (`REASONED_CALL_KEY`)."""
     metadata = block.get("metadata")
-    return isinstance(metadata, Mapping) and (
-        metadata.get(PROSE_ACTION_KEY) is True or metadata.get(FIXED_CALL_KEY) is True
+    return isinstance(metadata, Mapping) and any(
+        metadata.get(key) is True for key in (PROSE_ACTION_KEY, FIXED_CALL_KEY, REASONED_CALL_KEY)
     )
 
 
@@ -281,3 +289,9 @@ def prose_action_metadata() -> dict[str, Any]:
 def fixed_call_metadata() -> dict[str, Any]:
     """The ``metadata`` a reader puts on a tool_call whose message and block must keep their places."""
     return {FIXED_CALL_KEY: True}
+
+
+def mark_reasoned_call(block: dict[str, Any]) -> None:
+    """Mark a tool_call ``block`` (the reader's own) as the one its turn's reasoning was sent before, in
+    a turn whose reasoning led to more (`REASONED_CALL_KEY`)."""
+    block.setdefault("metadata", {})[REASONED_CALL_KEY] = True

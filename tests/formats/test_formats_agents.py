@@ -56,6 +56,7 @@ FILES = [
     ("roo_code_history_v2.json", "roo-code", ("read_file", "search_files", "apply_diff", "execute_command")),
     ("cline_history.json", "cline", ("read_file", "execute_command", "search_files", "replace_in_file")),
     ("cline_history_text_tools.json", "cline", ("read_file", "execute_command", "search_files")),
+    ("agent_framework_messages.json", "agent-framework", ("read_file", "run")),
 ]
 IDS = [f[0].split(".")[0] if f[1] in ("roo-code", "cline") else f[1] for f in FILES]
 TOOLS = {fmt: tools for _, fmt, tools in FILES if fmt not in ("roo-code", "cline")}
@@ -145,6 +146,8 @@ def _others(data: Any, fmt: str) -> Any:
     compaction must keep as they were."""
     if fmt == "cline":  # every message in its place, with its role and Cline's fields
         return [{k: v for k, v in m.items() if k != "content"} for m in data]
+    if fmt == "agent-framework":  # what the user said, as it was
+        return [m for m in data if m["role"] in ("user", "system")]
     if fmt == "roo-code":  # the messages Roo Code no longer sends, and a versioned file's version
         from tracetrim.formats._carrier import split_carriers
 

@@ -187,3 +187,51 @@ def test_a_removal_that_brings_two_assistant_turns_together_joins_them() -> None
 def test_bad_messages_name_the_place(messages: list[Any], says: str) -> None:
     with pytest.raises(SnapshotError, match=says):
         from_ai_sdk(messages)
+
+
+def test_a_call_reasoning_led_to_among_others_keeps_its_place() -> None:
+    """A turn from an OpenAI Responses model: its reasoning and both calls carry their item ids, and
+    OpenAI refuses the second call without the reasoning, and the reasoning without the first call. A
+    drop of both keeps the first with a stub result and takes the second."""
+    from tests._compact_plans import write_back
+
+    openai = {"openai": {"itemId": "rs_1", "reasoningEncryptedContent": "ZW5j"}}
+    messages = [
+        {"role": "user", "content": [{"type": "text", "text": "Read both."}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "reasoning", "text": "Both files.", "providerOptions": openai},
+                *(
+                    {
+                        "type": "tool-call",
+                        "toolCallId": f"c{n}",
+                        "toolName": "readFile",
+                        "input": {"path": f"{n}.py"},
+                        "providerOptions": {"openai": {"itemId": f"fc_{n}"}},
+                    }
+                    for n in (1, 2)
+                ),
+            ],
+        },
+        {
+            "role": "tool",
+            "content": [
+                {
+                    "type": "tool-result",
+                    "toolCallId": f"c{n}",
+                    "toolName": "readFile",
+                    "output": {"type": "text", "value": _LONG},
+                }
+                for n in (1, 2)
+            ],
+        },
+        {"role": "assistant", "content": [{"type": "text", "text": "Both read."}]},
+        {"role": "user", "content": [{"type": "text", "text": "Thanks."}]},
+    ]
+    plan = {"actions": ["drop_call", "drop_call"], "tombstones": False, "recent": 2}
+    written = write_back("ai-sdk", {"messages": messages}, plan)["messages"]
+    turn = written[1]["content"]
+    assert [p["type"] for p in turn] == ["reasoning", "tool-call"] and turn[1]["toolCallId"] == "c1"
+    (result,) = written[2]["content"]
+    assert result["toolCallId"] == "c1" and "recall it by call id" in result["output"]["value"]

@@ -83,6 +83,7 @@ def test_the_table_covers_every_format_and_its_views_agree() -> None:
         "gemini",
         "ollama",
         "ai-sdk",
+        "agent-framework",
         "pydantic-ai",
         "langchain",
         "swe-agent",

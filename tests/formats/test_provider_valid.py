@@ -200,6 +200,16 @@ def test_the_rules_catch_what_providers_refuse() -> None:
     ]
     with pytest.raises(AssertionError, match="required following item"):
         rules.check_responses([reasoning[0], reasoning[1]], reasoning)
+    turn = [  # one response: reasoning, then two calls (OpenAI knows them by their ids)
+        {"type": "message", "role": "user", "content": "go"},
+        {"type": "reasoning", "id": "rs_1", "summary": []},
+        {"type": "function_call", "id": "fc_1", "call_id": "c1", "name": "x", "arguments": "{}"},
+        {"type": "function_call", "id": "fc_2", "call_id": "c2", "name": "x", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c1", "output": "o"},
+        {"type": "function_call_output", "call_id": "c2", "output": "o"},
+    ]
+    with pytest.raises(AssertionError, match="without its required 'reasoning' item 'rs_1'"):
+        rules.check_responses([turn[0], turn[3], turn[5]], turn)
     moved = copy.deepcopy(reasoning)
     moved[2]["id"] = "fc_of_another_call"  # a field taken from another call
     with pytest.raises(AssertionError, match="not as they were sent"):
@@ -211,6 +221,33 @@ def test_the_rules_catch_what_providers_refuse() -> None:
                 {"role": "assistant", "content": "cat x", "action": "cat x"},
             ]
         )
+
+
+def test_a_call_its_reasoning_led_to_among_others_keeps_its_place() -> None:
+    """The field's report ("Item 'fc_...' of type 'function_call' was provided without its required
+    'reasoning' item"): reasoning that led to two calls went with the first, leaving the second without
+    it. The first now stays with a stub result; the second may still go."""
+    items = [
+        {"type": "message", "role": "user", "content": "go"},
+        {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "ZW5j"},
+        {"type": "function_call", "id": "fc_1", "call_id": "c1", "name": "read_file", "arguments": "{}"},
+        {"type": "function_call", "id": "fc_2", "call_id": "c2", "name": "read_file", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c1", "output": "a\n" * 400},
+        {"type": "function_call_output", "call_id": "c2", "output": "b\n" * 400},
+        {"type": "message", "role": "assistant", "content": "both read"},
+        {"type": "message", "role": "user", "content": "thanks"},
+    ]
+    written = write_back(
+        "responses",
+        {"messages": items},
+        {"actions": ["drop_call", "drop_call"], "tombstones": False, "recent": 2},
+    )["messages"]
+    kinds = [(i.get("type"), i.get("id") or i.get("call_id")) for i in written]
+    assert ("reasoning", "rs_1") in kinds and ("function_call", "fc_1") in kinds
+    assert ("function_call", "fc_2") not in kinds
+    (stub,) = [i["output"] for i in written if i.get("type") == "function_call_output"]
+    assert "recall it by call id" in stub
+    rules.check_responses(written, items)
 
 
 def test_a_breakpoint_goes_with_its_dropped_block() -> None:

@@ -2,6 +2,7 @@
 
 from tracetrim._public import publish
 from tracetrim.formats._adk import from_adk, to_adk
+from tracetrim.formats._agent_framework import from_agent_framework, to_agent_framework
 from tracetrim.formats._ai_sdk import from_ai_sdk, to_ai_sdk
 from tracetrim.formats._anthropic import from_anthropic, to_anthropic
 from tracetrim.formats._atif import from_atif, to_atif
@@ -57,6 +58,7 @@ __all__ = [
     "detect_messages",
     "dump_jsonl",
     "from_adk",
+    "from_agent_framework",
     "from_ai_sdk",
     "from_anthropic",
     "from_atif",
@@ -85,6 +87,7 @@ __all__ = [
     "load_swe_agent_traj",
     "parse_history_text",
     "to_adk",
+    "to_agent_framework",
     "to_ai_sdk",
     "to_anthropic",
     "to_atif",

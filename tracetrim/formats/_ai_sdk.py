@@ -118,6 +118,7 @@ def from_ai_sdk(messages: Sequence[Any]) -> list[Message]:
             meta["content"] = "str"
         elif isinstance(content, list):
             blocks = [_part(part, i, j, names) for j, part in enumerate(content)]
+            common.mark_reasoned_calls(blocks)
         else:
             raise SnapshotError("content must be text or a list of parts", message=i, field="content")
         extra = common.extras(message, ("role", "content"))

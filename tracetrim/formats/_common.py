@@ -8,7 +8,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence, S
 from typing import Any
 
 from tracetrim._json import digest, spaced_json, strict_loads
-from tracetrim._marker import is_tombstone
+from tracetrim._marker import is_tombstone, mark_reasoned_call
 from tracetrim._snapshot import Block, Message, SnapshotError, text_of_output, validate_messages
 
 RAW = "raw"
@@ -381,6 +381,17 @@ def user_and_assistant_turns(
 
 
 _PAIRED = ("tool_call", "tool_result")
+
+
+def mark_reasoned_calls(blocks: Sequence[Block]) -> None:
+    """Mark each tool_call of ``blocks`` (one turn's, in order; the reader's own) that a thinking block
+    stands right before while more of the turn's output follows it (`mark_reasoned_call`): where the
+    turn's reasoning goes to an OpenAI Responses model as a reasoning item, that call can go only with
+    all the reasoning led to."""
+    for before, block, after in zip(blocks, blocks[1:], blocks[2:], strict=False):
+        led = before["type"] == "thinking" and block["type"] == "tool_call"
+        if led and after["type"] in ("tool_call", "text"):
+            mark_reasoned_call(block)
 
 
 def holds_reasoning_alone(message: Message, fmt: str) -> bool:

@@ -6,6 +6,7 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
+from tracetrim._marker import mark_reasoned_call
 from tracetrim._snapshot import Block, Message, SnapshotError
 from tracetrim.formats import _common as common
 
@@ -175,7 +176,27 @@ def from_openai_responses(items: Sequence[Any]) -> list[Message]:
         )
         out.append(common.attach_meta({"id": neutral_id, "role": role, "content": blocks}, FORMAT, meta))
     flush_reasoning()
-    return common.mark_pending(out)
+    return common.mark_pending(_reasoned_calls(out))
+
+
+def _output_item(message: Message) -> bool:
+    """Whether ``message`` stands for an item the model outputs after reasoning without reasoning of its
+    own: a call, an assistant message, a hosted tool's item."""
+    meta = common.format_meta(message, FORMAT)
+    if "reasoning" in meta or message["role"] != "assistant" or meta.get("role") not in (None, "assistant"):
+        return False
+    return not any(block["type"] == "tool_result" for block in message["content"])
+
+
+def _reasoned_calls(messages: list[Message]) -> list[Message]:
+    """``messages`` with each call that reasoning was sent right before marked (`mark_reasoned_call`)
+    where more output of that turn follows it: that call can go only with all of it."""
+    for k, message in enumerate(messages[:-1]):
+        meta = common.format_meta(message, FORMAT)
+        leads_a_call = "reasoning" in meta and str(meta.get("precedes", "")).startswith("call:")
+        if leads_a_call and _output_item(messages[k + 1]):
+            mark_reasoned_call(message["content"][-1])
+    return messages
 
 
 def _output(block: Block, i: int, j: int) -> str | list[Any]:

@@ -12,6 +12,11 @@ from tracetrim._errors import TracetrimError
 from tracetrim._gc_pause import gc_paused
 from tracetrim._snapshot import Message, SnapshotError, check_messages
 from tracetrim.formats._adk import from_adk, is_adk_event, is_adk_session, to_adk
+from tracetrim.formats._agent_framework import (
+    from_agent_framework,
+    is_agent_framework_message,
+    to_agent_framework,
+)
 from tracetrim.formats._ai_sdk import from_ai_sdk, is_ai_sdk_part, to_ai_sdk
 from tracetrim.formats._anthropic import from_anthropic, to_anthropic
 from tracetrim.formats._atif import from_atif, is_atif_step, to_atif
@@ -232,6 +237,13 @@ _TABLE = (
         to_ai_sdk,
     ),
     HistoryFormat(
+        "agent-framework",
+        "Microsoft Agent Framework messages (Message.to_dict(): contents of function_call and "
+        "function_result; what its own compaction excluded kept in place)",
+        _one_arg(from_agent_framework),
+        to_agent_framework,
+    ),
+    HistoryFormat(
         "pydantic-ai",
         "pydantic-ai messages as JSON (ModelMessagesTypeAdapter.dump_json: requests and responses of parts)",
         _one_arg(from_pydantic_ai_json),
@@ -448,6 +460,8 @@ def detect_messages(messages: Sequence[Any]) -> str:
         return "cline"
     if any(is_langchain_json(m) for m in items):
         return "langchain"
+    if any(is_agent_framework_message(m) for m in items):
+        return "agent-framework"
     if any(is_pydantic_ai_message(m) for m in items):
         return "pydantic-ai"
     if any(is_gemini_content(m) for m in items):

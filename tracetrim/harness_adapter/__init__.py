@@ -3,8 +3,9 @@
 The adapters live in public submodules that import their framework, so they load only when used:
 ``tracetrim.harness_adapter.agentscope`` (`TracetrimMiddleware`), ``.langchain``
 (`TracetrimAgentMiddleware`), ``.pydantic_ai`` (`TracetrimHistoryProcessor`, `tracetrim_capability`),
-``.openai_agents`` (`TracetrimInputFilter`, `CompactingSession`), ``.adk`` (`TracetrimPlugin`) and
-``.inspect_ai`` (`TracetrimCompaction`). The same names are reachable here lazily, e.g.
+``.openai_agents`` (`TracetrimInputFilter`, `CompactingSession`), ``.adk`` (`TracetrimPlugin`),
+``.inspect_ai`` (`TracetrimCompaction`) and ``.agent_framework`` (`TracetrimCompactionStrategy`,
+Microsoft Agent Framework). The same names are reachable here lazily, e.g.
 ``tracetrim.harness_adapter.TracetrimMiddleware`` imports AgentScope on first access.
 """
 
@@ -28,6 +29,7 @@ _LAZY = {
     "CompactingSession": "openai_agents",
     "TracetrimPlugin": "adk",
     "TracetrimCompaction": "inspect_ai",
+    "TracetrimCompactionStrategy": "agent_framework",
 }
 
 __all__ = [

@@ -1,0 +1,229 @@
+"""Microsoft Agent Framework messages (``Message.to_dict()``): read and written back exactly, calls paired
+by ``call_id``, reasoning kept with what it led to, and what goes back checked the way Agent Framework's
+own OpenAI clients and the Responses API check it.
+
+The fixture is what a real ``Agent``'s session kept after a run (`tests._agent_framework_runs`).
+"""
+# ruff: noqa: E402  (the framework imports follow the check that it is installed)
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+def _require(module: str) -> None:
+    """Skip without the framework outside CI; in CI its absence is a failure."""
+    if importlib.util.find_spec(module) is None:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"{module} is required in CI (pip install -e '.[test]')")
+        pytest.skip(f"{module} is not installed (pip install -e '.[test]')", allow_module_level=True)
+
+
+_require("agent_framework")
+_require("agent_framework_openai")
+
+import itertools
+
+from agent_framework import Message
+
+import tracetrim as tt
+from tests._agent_framework_runs import FIXTURE, chat_messages, responses_input, session_messages
+from tests._provider_rules import check_openai_chat, check_responses
+from tracetrim._marker import REASONED_CALL_KEY
+from tracetrim._snapshot import SnapshotError
+from tracetrim.cli import main
+from tracetrim.decision import ScriptedDecisionModel
+from tracetrim.formats import HISTORY_FORMATS, detect_format, from_agent_framework, to_agent_framework
+
+FMT = HISTORY_FORMATS["agent-framework"]
+
+
+def _fixture() -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = json.loads(FIXTURE.read_text(encoding="utf-8"))
+    return messages
+
+
+def _shape(messages: list[dict[str, Any]]) -> list[Any]:
+    """Roles, content types and call ids: what a run writes, less the ids it draws at random."""
+    return [(m["role"], [(c["type"], c.get("call_id")) for c in m["contents"]]) for m in messages]
+
+
+async def _compacted(
+    messages: list[dict[str, Any]], answers: dict[str, tuple[float, float]], **config: Any
+) -> Any:
+    compactor = tt.Compactor(
+        ScriptedDecisionModel.by_call_id(answers, default=(0.95, 0.95)),
+        config=tt.CompactorConfig(
+            eligible_tools={"read_file", "run"}, preserve_recent_messages=1, minimum_reduction=0, **config
+        ),
+    )
+    outcome = await compactor.plan(tt.CompactionRequest(from_agent_framework(messages)))
+    assert outcome.plan is not None, outcome.detail
+    return to_agent_framework(outcome.plan.messages)["messages"], outcome.plan
+
+
+async def test_the_installed_framework_writes_what_the_fixture_holds() -> None:
+    assert _shape(await session_messages()) == _shape(_fixture())
+
+
+def test_told_by_shape_and_never_taken_for_responses_items() -> None:
+    messages = _fixture()
+    assert all(m["type"] == "message" for m in messages)  # the Responses items' type too
+    assert detect_format(messages) == "agent-framework"
+    assert detect_format({"messages": messages}) == "agent-framework"
+
+
+def test_read_and_written_back_exactly() -> None:
+    messages = _fixture()
+    before = copy.deepcopy(messages)
+    neutral = FMT.read(messages)
+    assert messages == before  # the caller's dicts are not changed
+    assert to_agent_framework(neutral)["messages"] == messages
+    calls = [b["id"] for m in neutral for b in m["content"] if b["type"] == "tool_call"]
+    results = [b for m in neutral for b in m["content"] if b["type"] == "tool_result"]
+    assert calls == [r["id"] for r in results] == [f"call_{n}" for n in range(1, 9)]
+    assert {r["name"] for r in results} == {"read_file", "run"}
+    assert [r["state"] for r in results].count("error") == 1  # call_4 raised
+
+
+def test_the_call_reasoning_led_to_among_others_keeps_its_place() -> None:
+    neutral = FMT.read(_fixture())
+    marked = {
+        b["id"] for m in neutral for b in m["content"] if (b.get("metadata") or {}).get(REASONED_CALL_KEY)
+    }
+    assert marked == {"call_2"}  # rs_02 led to call_2 and call_3; rs_05 and rs_07 to one call each
+
+
+@pytest.mark.parametrize("tombstones", [True, False])
+async def test_what_goes_back_is_what_the_openai_clients_send_validly(tombstones: bool) -> None:
+    messages = _fixture()
+    drop = (0.05, 0.05)
+    written, plan = await _compacted(
+        messages,
+        {"call_1": drop, "call_2": drop, "call_3": drop, "call_5": drop, "call_6": (0.9, 0.05)},
+        tombstones=tombstones,
+    )
+    actions = {d.call_id: d.action.value for d in plan.decisions}
+    assert actions["call_2"] == "drop_call" and actions["call_6"] == "drop_result"
+    [Message.from_dict(m) for m in written]  # Agent Framework takes every message back
+    sent, items = responses_input(messages), responses_input(written)
+    check_responses(items, sent, types=False)  # call_2, which rs_02 led to, stays (a stub result)
+    kinds = [(i.get("type"), i.get("id") or i.get("call_id")) for i in items]
+    assert ("function_call", "fc_call_2") in kinds and ("function_call", "fc_call_3") not in kinds
+    assert ("reasoning", "rs_05") not in kinds and ("function_call", "fc_call_5") not in kinds
+    check_openai_chat(chat_messages(written))
+    text = json.dumps(written)
+    assert "recall it by call id" in text  # call_2's stub result
+    assert ("dropped read_file call call_1" in text) is tombstones
+    assert [m["role"] for m in written].count("assistant") < [m["role"] for m in messages].count("assistant")
+    roles = [m["role"] for m in written]
+    assert all(a != b or a == "tool" for a, b in itertools.pairwise(roles))
+
+
+async def test_a_changed_message_is_renamed_and_loses_the_frameworks_annotation() -> None:
+    messages = _fixture()
+    for n, message in enumerate(messages):
+        message["message_id"] = f"msg_{n}"
+        message["additional_properties"]["_group"] = {
+            "id": f"group_msg_{n}",
+            "kind": "user",
+            "token_count": 9,
+        }
+    written, _ = await _compacted(messages, {"call_6": (0.9, 0.05)})
+    by_id = {m["message_id"]: m for m in written}
+    assert "msg_10" not in by_id  # call_6's result was shortened
+    (renamed,) = [m for m in written if m["message_id"].startswith("msg_10~tt")]
+    assert "_group" not in renamed["additional_properties"]
+    assert by_id["msg_8"] == messages[8]  # what did not change is as it was, annotation and all
+
+
+async def test_a_shortened_result_reads_back_as_already_shortened() -> None:
+    written, _ = await _compacted(_fixture(), {"call_6": (0.9, 0.05)})
+    again = from_agent_framework(written)
+    compactor = tt.Compactor(
+        ScriptedDecisionModel.by_call_id({}, default=(0.9, 0.05)),
+        config=tt.CompactorConfig(eligible_tools={"read_file", "run"}, preserve_recent_messages=1),
+    )
+    outcome = await compactor.plan(tt.CompactionRequest(again))
+    assert outcome.plan is not None
+    reasons = {d.call_id: d.reason for d in outcome.plan.decisions}
+    assert reasons["call_6"] == "already_shortened"
+
+
+async def test_messages_the_frameworks_compaction_excluded_stay_in_place_unjudged() -> None:
+    messages = _fixture()
+    for message in messages[1:3]:
+        message["additional_properties"]["_excluded"] = True
+    neutral = from_agent_framework(messages)
+    assert "call_1" not in json.dumps([b for m in neutral for b in m["content"]])
+    written, plan = await _compacted(messages, {"call_2": (0.05, 0.05), "call_3": (0.05, 0.05)})
+    assert "call_1" not in {d.call_id for d in plan.decisions}
+    assert written[1:3] == messages[1:3]
+
+
+def test_a_history_from_elsewhere_is_written_as_framework_messages() -> None:
+    neutral = HISTORY_FORMATS["openai"].read(
+        [
+            {"role": "user", "content": "Read a.py"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "read_file", "arguments": '{"path": "a.py"}'},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": "print(1)"},
+        ]
+    )
+    written = to_agent_framework(neutral)["messages"]
+    restored = [Message.from_dict(m) for m in written]
+    assert [m.role for m in restored] == ["user", "assistant", "tool"]
+    assert restored[1].contents[0].arguments == {"path": "a.py"}
+    assert restored[2].contents[0].result == "print(1)"
+
+
+@pytest.mark.parametrize(
+    ("messages", "where"),
+    [
+        ([{"role": "user", "contents": "hi"}], "message 0"),
+        ([{"role": "robot", "contents": []}], "message 0"),
+        ([{"role": "user", "contents": [3]}], "message 0, block 0"),
+        (
+            [{"role": "assistant", "contents": [{"type": "function_call", "call_id": "c1", "name": 5}]}],
+            "message 0",
+        ),
+    ],
+)
+def test_bad_messages_are_named(messages: list[Any], where: str) -> None:
+    with pytest.raises(SnapshotError, match=where):
+        FMT.read(messages)
+
+
+def test_the_cli_compacts_and_restores_the_bytes_sent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "messages.json"
+    path.write_bytes(FIXTURE.read_bytes())
+    archive = ["--archive", str(tmp_path / "archive"), "--user", "u", "--agent", "a", "--session", "s"]
+    args = ["compact", str(path), "--mode", "enforce", *archive, "--eligible-tools", "read_file,run"]
+    assert main([*args, "--minimum-reduction", "0", "--keep-threshold", "1", "--emit", "history"]) == 0
+    written = capsys.readouterr().out
+    assert len(written) < len(path.read_text(encoding="utf-8"))
+    compacted = json.loads(written)
+    assert detect_format(compacted) == "agent-framework"
+    [Message.from_dict(m) for m in compacted]
+    assert main(["archive", "list", *archive]) == 0
+    [snapshot] = json.loads(capsys.readouterr().out)
+    assert main(["restore", *archive, snapshot["ref"], "--format", "sent"]) == 0
+    assert capsys.readouterr().out.encode("utf-8") == path.read_bytes()
