@@ -32,11 +32,13 @@ as in a history its agent indexes by position (Cline's truncation range, checkpo
 name messages by index): a drop keeps the call and leaves a stub result (`keeps_its_place`)."""
 
 REASONED_CALL_KEY = "tracetrim.reasoned_call"
-"""The ``metadata`` key (value true) of a tool_call that the model's reasoning was sent right before, in a
-turn whose reasoning led to more than this call. OpenAI refuses a reasoning item without the item it was
-sent before ("without its required following item"), and a call or message of that turn without its
-reasoning ("provided without its required 'reasoning' item"), so the call can go only with everything
-its reasoning led to: a drop keeps it and leaves a stub result (`keeps_its_place`)."""
+"""The ``metadata`` key of a tool_call that the model's reasoning was sent right before, in a turn whose
+reasoning led to more than this call. OpenAI refuses a reasoning item without the item it was sent before
+("without its required following item"), and a call or message of that turn without its reasoning
+("provided without its required 'reasoning' item"), so the call can go only with everything its reasoning
+led to: its value lists the ids of the calls that are all of it (they may go together), or is true when
+more than calls follow the reasoning (text, a message: the call keeps its place). Where it cannot go, a
+drop keeps it and leaves a stub result (`keeps_its_place`, `reasoned_together`)."""
 
 SHORTENED_ACTION = "drop_result"
 """``metadata.tracetrim.action`` of a tool result cut down to an excerpt."""
@@ -276,9 +278,18 @@ def keeps_its_place(block: Mapping[str, Any]) -> bool:
     (`PROSE_ACTION_KEY`), one whose place its agent indexes (`FIXED_CALL_KEY`) or one its turn's reasoning
     was sent before (`REASONED_CALL_KEY`)."""
     metadata = block.get("metadata")
-    return isinstance(metadata, Mapping) and any(
-        metadata.get(key) is True for key in (PROSE_ACTION_KEY, FIXED_CALL_KEY, REASONED_CALL_KEY)
+    return isinstance(metadata, Mapping) and (
+        any(metadata.get(key) is True for key in (PROSE_ACTION_KEY, FIXED_CALL_KEY))
+        or metadata.get(REASONED_CALL_KEY) not in (None, False)
     )
+
+
+def reasoned_together(block: Mapping[str, Any]) -> frozenset[str]:
+    """The ids of the calls a reasoned call (`REASONED_CALL_KEY`) may go with, all of them at once (empty:
+    it never goes)."""
+    metadata = block.get("metadata")
+    ids = metadata.get(REASONED_CALL_KEY) if isinstance(metadata, Mapping) else None
+    return frozenset(i for i in ids if isinstance(i, str)) if isinstance(ids, list) else frozenset()
 
 
 def prose_action_metadata() -> dict[str, Any]:
@@ -291,7 +302,8 @@ def fixed_call_metadata() -> dict[str, Any]:
     return {FIXED_CALL_KEY: True}
 
 
-def mark_reasoned_call(block: dict[str, Any]) -> None:
+def mark_reasoned_call(block: dict[str, Any], together: Sequence[str] | None) -> None:
     """Mark a tool_call ``block`` (the reader's own) as the one its turn's reasoning was sent before, in
-    a turn whose reasoning led to more (`REASONED_CALL_KEY`)."""
-    block.setdefault("metadata", {})[REASONED_CALL_KEY] = True
+    a turn whose reasoning led to more (`REASONED_CALL_KEY`): ``together`` lists the ids of every call
+    the reasoning led to when calls are all it led to, else None."""
+    block.setdefault("metadata", {})[REASONED_CALL_KEY] = list(together) if together is not None else True

@@ -96,31 +96,37 @@ def test_read_and_written_back_exactly() -> None:
 def test_the_call_reasoning_led_to_among_others_keeps_its_place() -> None:
     neutral = FMT.read(_fixture())
     marked = {
-        b["id"] for m in neutral for b in m["content"] if (b.get("metadata") or {}).get(REASONED_CALL_KEY)
+        b["id"]: b["metadata"][REASONED_CALL_KEY]
+        for m in neutral
+        for b in m["content"]
+        if (b.get("metadata") or {}).get(REASONED_CALL_KEY)
     }
-    assert marked == {"call_2"}  # rs_02 led to call_2 and call_3; rs_05 and rs_07 to one call each
+    assert marked == {"call_2": ["call_2", "call_3"]}  # rs_05 and rs_07 led to one call each
 
 
+@pytest.mark.parametrize("both", [False, True], ids=["one-of-two", "both"])
 @pytest.mark.parametrize("tombstones", [True, False])
-async def test_what_goes_back_is_what_the_openai_clients_send_validly(tombstones: bool) -> None:
+async def test_what_goes_back_is_what_the_openai_clients_send_validly(tombstones: bool, both: bool) -> None:
+    """rs_02 led to call_2 and call_3: call_2 goes only with call_3 (a drop of call_2 alone leaves it
+    with a stub result); rs_05 led to call_5 alone and goes with it."""
     messages = _fixture()
     drop = (0.05, 0.05)
-    written, plan = await _compacted(
-        messages,
-        {"call_1": drop, "call_2": drop, "call_3": drop, "call_5": drop, "call_6": (0.9, 0.05)},
-        tombstones=tombstones,
-    )
+    answers = {"call_1": drop, "call_2": drop, "call_5": drop, "call_6": (0.9, 0.05)}
+    if both:
+        answers["call_3"] = drop
+    written, plan = await _compacted(messages, answers, tombstones=tombstones)
     actions = {d.call_id: d.action.value for d in plan.decisions}
     assert actions["call_2"] == "drop_call" and actions["call_6"] == "drop_result"
     [Message.from_dict(m) for m in written]  # Agent Framework takes every message back
     sent, items = responses_input(messages), responses_input(written)
-    check_responses(items, sent, types=False)  # call_2, which rs_02 led to, stays (a stub result)
-    kinds = [(i.get("type"), i.get("id") or i.get("call_id")) for i in items]
-    assert ("function_call", "fc_call_2") in kinds and ("function_call", "fc_call_3") not in kinds
+    check_responses(items, sent, types=False)
+    kinds = {(i.get("type"), i.get("id") or i.get("call_id")) for i in items}
+    turn = {("reasoning", "rs_02"), ("function_call", "fc_call_2"), ("function_call", "fc_call_3")}
+    assert (turn & kinds == set()) if both else (turn <= kinds)
     assert ("reasoning", "rs_05") not in kinds and ("function_call", "fc_call_5") not in kinds
     check_openai_chat(chat_messages(written))
     text = json.dumps(written)
-    assert "recall it by call id" in text  # call_2's stub result
+    assert ("recall it by call id" in text) is not both  # call_2's stub result
     assert ("dropped read_file call call_1" in text) is tombstones
     assert [m["role"] for m in written].count("assistant") < [m["role"] for m in messages].count("assistant")
     roles = [m["role"] for m in written]

@@ -223,10 +223,11 @@ def test_the_rules_catch_what_providers_refuse() -> None:
         )
 
 
-def test_a_call_its_reasoning_led_to_among_others_keeps_its_place() -> None:
+@pytest.mark.parametrize("both", [False, True], ids=["first", "both"])
+def test_a_call_its_reasoning_led_to_among_others_keeps_its_place(both: bool) -> None:
     """The field's report ("Item 'fc_...' of type 'function_call' was provided without its required
     'reasoning' item"): reasoning that led to two calls went with the first, leaving the second without
-    it. The first now stays with a stub result; the second may still go."""
+    it. A drop of the first alone now leaves it with a stub result; a drop of both takes the reasoning."""
     items = [
         {"type": "message", "role": "user", "content": "go"},
         {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "ZW5j"},
@@ -237,16 +238,14 @@ def test_a_call_its_reasoning_led_to_among_others_keeps_its_place() -> None:
         {"type": "message", "role": "assistant", "content": "both read"},
         {"type": "message", "role": "user", "content": "thanks"},
     ]
-    written = write_back(
-        "responses",
-        {"messages": items},
-        {"actions": ["drop_call", "drop_call"], "tombstones": False, "recent": 2},
-    )["messages"]
-    kinds = [(i.get("type"), i.get("id") or i.get("call_id")) for i in written]
-    assert ("reasoning", "rs_1") in kinds and ("function_call", "fc_1") in kinds
-    assert ("function_call", "fc_2") not in kinds
-    (stub,) = [i["output"] for i in written if i.get("type") == "function_call_output"]
-    assert "recall it by call id" in stub
+    # the scripted judge takes the actions by pair key: t1 (c1) the second, t2 (c2) the first
+    plan = {"actions": ["drop_call" if both else "keep", "drop_call"], "tombstones": False, "recent": 2}
+    written = write_back("responses", {"messages": items}, plan)["messages"]
+    kinds = {(i.get("type"), i.get("id") or i.get("call_id")) for i in written}
+    turn = {("reasoning", "rs_1"), ("function_call", "fc_1"), ("function_call", "fc_2")}
+    assert (turn & kinds == set()) if both else (turn <= kinds)
+    outputs = [i["output"] for i in written if i.get("type") == "function_call_output"]
+    assert outputs == [] if both else ("recall it by call id" in outputs[0] and outputs[1] == "b\n" * 400)
     rules.check_responses(written, items)
 
 

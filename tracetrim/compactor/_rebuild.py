@@ -12,6 +12,7 @@ from tracetrim._json import canonical_length
 from tracetrim._marker import (
     MARKER_KEY,
     keeps_its_place,
+    reasoned_together,
     removed_note,
     shortened_mark,
     shortened_note,
@@ -157,21 +158,30 @@ def rebuild(
 
     With ``tombstones`` a dropped call leaves a one-line text block where it stood
     (`tracetrim._marker.tombstone_block`: tool, a gist of the input, call id, how to recall it). A call
-    that keeps its place (`tracetrim._marker.keeps_its_place`: in the assistant's prose, or in a history
-    its agent indexes by position) is never removed: dropping it leaves the call and a stub result that
-    says what went and how to recall it.
+    that keeps its place (`tracetrim._marker.keeps_its_place`: in the assistant's prose, in a history
+    its agent indexes by position, or the call reasoning led to among others) is never removed: dropping
+    it leaves the call and a stub result that says what went and how to recall it. A reasoned call goes
+    when every call its reasoning led to goes (`tracetrim._marker.reasoned_together`).
     """
     replaced: dict[tuple[int, int], Block | None] = {}
     applied: dict[str, tuple[Action, str]] = {}
     chars_after: dict[str, int] = {}
+    dropped = {
+        pair.call_id
+        for pair in pairs
+        if actions.get(pair.key, (Action.KEEP, ""))[0] is Action.DROP_CALL
+        and pair.call_at is not None
+        and pair.result_at is not None
+    }
     for pair in pairs:
         action, reason = actions.get(pair.key, (Action.KEEP, pair.reason))
         if action is Action.KEEP or pair.call_at is None or pair.result_at is None:
             applied[pair.key] = (Action.KEEP, reason)
             continue
-        if action is Action.DROP_CALL and keeps_its_place(
-            messages[pair.call_at[0]]["content"][pair.call_at[1]]
-        ):
+        call = messages[pair.call_at[0]]["content"][pair.call_at[1]]
+        together = reasoned_together(call)
+        goes_with_all = bool(together) and together <= dropped
+        if action is Action.DROP_CALL and keeps_its_place(call) and not goes_with_all:
             stub = _stub_block(messages[pair.result_at[0]]["content"][pair.result_at[1]], pair, archive_ref)
             if stub is None:
                 applied[pair.key] = (Action.KEEP, "already_short")

@@ -127,17 +127,8 @@ def _content(content: Any, i: int, j: int, names: dict[str, str]) -> Block:
     metadata = _block_metadata(content)
     if metadata is not None:
         block["metadata"] = metadata
-        extras["marked"] = copy.deepcopy(metadata)
     block[BLOCK_EXTRAS] = extras
     return block
-
-
-def _mark_followed(blocks: list[Block]) -> list[Block]:
-    """Each reasoning block with a content after it records so (`_reasoning_kept`)."""
-    for block in blocks[:-1]:
-        if block["type"] == "thinking":
-            block[BLOCK_EXTRAS]["followed"] = True
-    return blocks
 
 
 def _excluded(message: Mapping[str, Any]) -> bool:
@@ -174,8 +165,11 @@ def from_agent_framework(messages: Sequence[Any]) -> list[Message]:
         if _excluded(message):
             run.hold(copy.deepcopy(message))
             continue
-        blocks = _mark_followed([_content(content, i, j, names) for j, content in enumerate(contents)])
-        common.mark_reasoned_calls(blocks)
+        blocks = [_content(content, i, j, names) for j, content in enumerate(contents)]
+        common.mark_reasoning(blocks)
+        for block in blocks:  # what a plan changes, it marks: a block whose marks are these is as read
+            if "metadata" in block and BLOCK_EXTRAS in block:
+                block[BLOCK_EXTRAS]["marked"] = copy.deepcopy(block["metadata"])
         meta: dict[str, Any] = {
             common.POSITION: live,  # where it stood among the messages sent
             "role": role,
@@ -275,21 +269,6 @@ def _result(block: Block, extras: Mapping[str, Any], i: int, j: int) -> dict[str
     return _with_metadata(content, block)
 
 
-def _reasoning_kept(blocks: Sequence[Block], written: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``written`` less each reasoning content whose next content went: the Responses API refuses a
-    reasoning item without the item it was sent before, so reasoning goes with the call it led to."""
-    places = [common.recorded(b, BLOCK_EXTRAS).get("at") for b in blocks]
-    kept: list[dict[str, Any]] = []
-    for k, (block, content) in enumerate(zip(blocks, written, strict=True)):
-        at = places[k]
-        if block["type"] == "thinking" and isinstance(at, int):
-            following = places[k + 1] if k + 1 < len(places) else None
-            if common.recorded(block, BLOCK_EXTRAS).get("followed") and following != at + 1:
-                continue
-        kept.append(content)
-    return kept
-
-
 def _unchanged(blocks: Sequence[Block], contents: Sequence[dict[str, Any]], meta: Mapping[str, Any]) -> bool:
     """Whether ``contents`` are the message's contents as read, every one in its place."""
     return meta.get("count") == len(contents) == len(blocks) and all(
@@ -315,10 +294,10 @@ def _entry(message: Message, i: int) -> tuple[dict[str, Any], bool] | None:
     meta = common.format_meta(message, FORMAT)
     shell = meta.get("message")
     shell = shell if isinstance(shell, dict) else {}
-    blocks = message["content"]
-    contents = _reasoning_kept(blocks, [_write_content(block, i, j) for j, block in enumerate(blocks)])
-    if blocks and not contents:
+    blocks = common.reasoning_with_its_call(message["content"])
+    if message["content"] and not blocks:
         return None
+    contents = [_write_content(block, i, j) for j, block in enumerate(blocks)]
     results = any(b["type"] == "tool_result" for b in blocks)
     role = meta.get("role")
     entry = copy.deepcopy(shell) if shell else {"role": None, "contents": None}

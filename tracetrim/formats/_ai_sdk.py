@@ -118,7 +118,7 @@ def from_ai_sdk(messages: Sequence[Any]) -> list[Message]:
             meta["content"] = "str"
         elif isinstance(content, list):
             blocks = [_part(part, i, j, names) for j, part in enumerate(content)]
-            common.mark_reasoned_calls(blocks)
+            common.mark_reasoning(blocks)
         else:
             raise SnapshotError("content must be text or a list of parts", message=i, field="content")
         extra = common.extras(message, ("role", "content"))
@@ -188,7 +188,10 @@ def to_ai_sdk(messages: Sequence[Any]) -> dict[str, Any]:
     positions: list[int | None] = []
     for i, message in enumerate(neutral):
         meta = common.format_meta(message, FORMAT)
-        parts = [_write_part(block, i, j) for j, block in enumerate(message["content"])]
+        kept = common.reasoning_with_its_call(message["content"])
+        if message["content"] and not kept:  # its calls went, and the reasoning that led to them
+            continue
+        parts = [_write_part(block, i, j) for j, block in enumerate(kept)]
         results = any(b["type"] == "tool_result" for b in message["content"])
         role = meta.get("role") or ("tool" if results else message["role"])
         content: Any = parts

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import itertools
 import uuid
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence, Set
 from typing import Any
@@ -383,15 +384,54 @@ def user_and_assistant_turns(
 _PAIRED = ("tool_call", "tool_result")
 
 
-def mark_reasoned_calls(blocks: Sequence[Block]) -> None:
-    """Mark each tool_call of ``blocks`` (one turn's, in order; the reader's own) that a thinking block
-    stands right before while more of the turn's output follows it (`mark_reasoned_call`): where the
-    turn's reasoning goes to an OpenAI Responses model as a reasoning item, that call can go only with
-    all the reasoning led to."""
-    for before, block, after in zip(blocks, blocks[1:], blocks[2:], strict=False):
-        led = before["type"] == "thinking" and block["type"] == "tool_call"
-        if led and after["type"] in ("tool_call", "text"):
-            mark_reasoned_call(block)
+PRECEDES_KEY = "tracetrim.precedes"
+"""The ``metadata`` key of a thinking block sent right before a call (the call's id), in a turn whose
+reasoning a provider receives as items of their own (OpenAI Responses reasoning items)."""
+
+
+def _next_call(blocks: Sequence[Block], k: int) -> Block | None:
+    """The block after the run of thinking blocks at ``k`` when it is a call, else None."""
+    after = next((b for b in blocks[k:] if b["type"] != "thinking"), None)
+    return after if after is not None and after["type"] == "tool_call" else None
+
+
+def mark_reasoning(blocks: Sequence[Block]) -> None:
+    """Mark what one turn's reasoning was sent before (``blocks``, in order; the reader's own): each
+    thinking block before a call names it (`PRECEDES_KEY`, read by `reasoning_with_its_call`), and a call
+    reasoning was sent right before while more of the turn's output follows is marked
+    (`mark_reasoned_call`: it goes only with all the reasoning led to, the calls after it when calls
+    are all there is). OpenAI refuses a reasoning item without the item it was sent before, and the
+    items that followed it without it."""
+    for k, block in enumerate(blocks):
+        if block["type"] != "thinking":
+            continue
+        call = _next_call(blocks, k)
+        if call is not None:
+            block.setdefault("metadata", {})[PRECEDES_KEY] = call["id"]
+    for k in range(1, len(blocks) - 1):
+        if blocks[k - 1]["type"] != "thinking" or blocks[k]["type"] != "tool_call":
+            continue
+        led = list(itertools.takewhile(lambda b: b["type"] != "thinking", blocks[k:]))
+        if len(led) > 1:
+            calls_only = all(b["type"] == "tool_call" for b in led)
+            mark_reasoned_call(blocks[k], [b["id"] for b in led] if calls_only else None)
+
+
+def reasoning_with_its_call(blocks: Sequence[Block]) -> list[Block]:
+    """``blocks`` less each thinking block whose call (`PRECEDES_KEY`) no longer follows it: reasoning
+    goes with the call it was sent before."""
+    out: list[Block] = []
+    for k, block in enumerate(blocks):
+        metadata = block.get("metadata")
+        call = (
+            metadata.get(PRECEDES_KEY) if block["type"] == "thinking" and isinstance(metadata, dict) else None
+        )
+        if call is not None:
+            after = _next_call(blocks, k)
+            if after is None or after["id"] != call:
+                continue
+        out.append(block)
+    return out
 
 
 def holds_reasoning_alone(message: Message, fmt: str) -> bool:

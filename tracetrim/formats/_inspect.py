@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tracetrim._json import digest
+from tracetrim._marker import mark_reasoned_call
 from tracetrim._snapshot import Block, Message, SnapshotError
 from tracetrim.formats import _common as common
 from tracetrim.formats._layout import results_apart
@@ -137,11 +138,15 @@ def from_inspect(messages: Sequence[Any]) -> list[Message]:
             calls = message.get("tool_calls") if role == "assistant" else None
             if calls is not None and not isinstance(calls, list):
                 raise SnapshotError("tool_calls must be a list", message=i, field="tool_calls")
-            for call in calls or ():
-                block = _call(call, i)
+            called = [_call(call, i) for call in calls or ()]
+            for block in called:
                 if block["type"] == "tool_call":
                     names[block["id"]] = block["name"]
-                blocks.append(block)
+            if len(called) > 1 and called[0]["type"] == "tool_call" and _trailing_reasoning(message):
+                # the reasoning sent right before it led to the other calls too
+                calls_only = all(b["type"] == "tool_call" for b in called)
+                mark_reasoned_call(called[0], [b["id"] for b in called] if calls_only else None)
+            blocks.extend(called)
         given = message.get("id")
         neutral: Message = {
             "id": given if isinstance(given, str) and given else common.message_id("in-", message, seen, i),

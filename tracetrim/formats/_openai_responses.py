@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -188,14 +189,25 @@ def _output_item(message: Message) -> bool:
     return not any(block["type"] == "tool_result" for block in message["content"])
 
 
+def _call_of(message: Message) -> Block | None:
+    """The tool_call a function_call item's message holds (None for any other item)."""
+    blocks = message["content"]
+    return blocks[-1] if blocks and blocks[-1]["type"] == "tool_call" else None
+
+
 def _reasoned_calls(messages: list[Message]) -> list[Message]:
     """``messages`` with each call that reasoning was sent right before marked (`mark_reasoned_call`)
     where more output of that turn follows it: that call can go only with all of it."""
-    for k, message in enumerate(messages[:-1]):
+    for k, message in enumerate(messages):
         meta = common.format_meta(message, FORMAT)
-        leads_a_call = "reasoning" in meta and str(meta.get("precedes", "")).startswith("call:")
-        if leads_a_call and _output_item(messages[k + 1]):
-            mark_reasoned_call(message["content"][-1])
+        call = _call_of(message)
+        if call is None or "reasoning" not in meta or not str(meta.get("precedes", "")).startswith("call:"):
+            continue
+        led = list(itertools.takewhile(_output_item, messages[k + 1 :]))
+        if led:
+            calls = [_call_of(m) for m in led]
+            together = [call["id"], *(c["id"] for c in calls if c is not None)]
+            mark_reasoned_call(call, together if all(c is not None for c in calls) else None)
     return messages
 
 
