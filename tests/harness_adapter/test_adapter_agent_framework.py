@@ -160,3 +160,25 @@ def test_reachable_lazily_and_refuses_what_is_not_a_strategy() -> None:
     assert Lazy is TracetrimCompactionStrategy
     with pytest.raises(TypeError, match="strategy must be a CompactionStrategy"):
         TracetrimCompactionStrategy(object())  # type: ignore[arg-type]
+
+
+async def test_as_a_providers_after_strategy_it_compacts_the_stored_history() -> None:
+    """``CompactionProvider(after_strategy=...)`` hands the strategy the history the session stores, at
+    the end of a turn: there the compaction is kept, and the next turns are sent it."""
+    from agent_framework import ChatResponse, CompactionProvider, InMemoryHistoryProvider
+
+    strategy = _strategy(trigger_tokens=None)
+    answers = [ChatResponse(messages=[Message("assistant", [f"answer {n}"])]) for n in (2, 3)]
+    client = ScriptedClient([*script(), *answers])
+    history = InMemoryHistoryProvider()
+    compaction = CompactionProvider(after_strategy=strategy, history_source_id=history.source_id)
+    agent, session, _ = await run_agent(client, context_providers=[history, compaction])
+    before = stored_messages(session)
+    for question in ("Thanks. Anything else?", "And the cause?"):
+        await agent.run(question, session=session)
+    stored = stored_messages(session)
+    assert len(stored) < len(before) + 4 and "dropped read_file call call_1" in json.dumps(stored)
+    sent = client.requests[-1]  # the third turn was sent the compacted history
+    assert "dropped read_file call call_1" in json.dumps(sent)
+    check_responses(responses_input(sent), responses_input(client.requests[-2]), types=False)
+    check_openai_chat(chat_messages(sent))

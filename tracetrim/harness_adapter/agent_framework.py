@@ -55,9 +55,10 @@ class TracetrimCompactionStrategy(WindowedAdapter):
     compaction, the messages it changed are replaced in that list by new ``Message`` objects (each under
     a ``message_id`` of its own) and the ones a drop emptied are taken out; the caller's ``Message``
     objects are never changed, so the session keeps its history whole and the archive keeps each
-    original adopted in ENFORCE. The last message (what the model answers) is protected; a call and its
-    result go or stay together; a reasoning content goes with the call it led to; two assistant turns a
-    drop made neighbours are joined.
+    original adopted in ENFORCE (as a ``CompactionProvider``'s ``after_strategy`` it is handed the history
+    the session stores, which then keeps the compaction). The last message (what the model answers) is
+    protected; a call and its result go or stay together; a reasoning content goes with the call it led
+    to; two assistant turns a drop made neighbours are joined.
 
     The budget (`WindowedAdapter`): Agent Framework does not report a model's context window, so
     ``"auto"`` derives one only from ``context_window=``; without it every call is planned with the
