@@ -24,8 +24,9 @@ from tracetrim.formats._layout import results_apart
 
 FORMAT = "agent_framework"
 BLOCK_EXTRAS = common.meta_key(FORMAT)
-"""The key on a neutral block holding the content it was read from (as sent) and its place in its
-message: a kept block is written back as that content."""
+"""The key on a neutral block holding what writing it back takes: its place in its message, the marks it
+was read with, and its content as sent (a call's or reasoning's whole; a text's or result's without the
+text a plan may shorten, which the block itself holds)."""
 _ROLES = {"system": "system", "user": "user", "assistant": "assistant", "tool": "assistant"}
 EXCLUDED_KEY = "_excluded"
 """Agent Framework's mark (in a message's ``additional_properties``) of a message its compaction left out."""
@@ -72,12 +73,12 @@ def _shape(content: Mapping[str, Any], *fields: str) -> dict[str, Any]:
     return {key: None if key in fields else copy.deepcopy(value) for key, value in content.items()}
 
 
-def _items_shape(items: Any) -> dict[str, Any]:
-    """How a result's text items are written back: absent, one item around the result's text, or (a
-    result of several text items) the items as sent while the result is unchanged."""
+def _items_shape(items: Any, result: str) -> dict[str, Any]:
+    """How a result's text items are written back: absent, one item around the result's text, or (any
+    other text items) the items as sent while the result is unchanged."""
     if items is None:
         return {"absent": True}
-    if len(items) == 1:
+    if len(items) == 1 and items[0]["text"] == result:
         return {"one": _shape(items[0], "text")}
     return {"many": copy.deepcopy(items)}
 
@@ -111,7 +112,7 @@ def _content(content: Any, i: int, j: int, names: dict[str, str]) -> Block:
         if isinstance(result, str) and (items is None or _text_items(items)):
             output = result
             extras["shape"] = _shape(content, "result", "items")
-            extras["items"] = _items_shape(items)
+            extras["items"] = _items_shape(items, result)
         else:  # images or data among the items: never shortened, written back as sent
             output = [common.raw_block(FORMAT, copy.deepcopy(content))]
         failed = content.get("exception") is not None or content.get("status") == "error"
