@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 from collections.abc import Generator
@@ -43,6 +44,15 @@ def service_unavailable(reason: str) -> None:
     if in_ci():
         pytest.fail(f"required service unavailable in CI: {reason}")
     pytest.skip(reason)
+
+
+def require_module(module: str, install: str) -> None:
+    """Skip the test module outside CI, fail it in CI, when the framework ``module`` it drives is not
+    installed (``install`` says how to get it)."""
+    if importlib.util.find_spec(module) is None:
+        if in_ci():
+            pytest.fail(f"{module} is required in CI ({install})")
+        pytest.skip(f"{module} is not installed ({install})", allow_module_level=True)
 
 
 def require_data(path: Path) -> Path:

@@ -6,24 +6,15 @@ Framework's own OpenAI clients and the providers check it."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
 from typing import Any
 
 import pytest
 
+from tests.conftest import require_module
 
-def _require(module: str) -> None:
-    """Skip without the framework outside CI; in CI its absence is a failure."""
-    if importlib.util.find_spec(module) is None:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"{module} is required in CI (pip install -e '.[test]')")
-        pytest.skip(f"{module} is not installed (pip install -e '.[test]')", allow_module_level=True)
-
-
-_require("agent_framework")
-_require("agent_framework_openai")
+require_module("agent_framework", "pip install -e '.[test]'")
+require_module("agent_framework_openai", "pip install -e '.[test]'")
 
 from agent_framework import CharacterEstimatorTokenizer, Message, TokenBudgetComposedStrategy
 from agent_framework._compaction import set_excluded

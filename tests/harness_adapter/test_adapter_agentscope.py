@@ -3,28 +3,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import json
-import os
 from typing import Any
 
 import pytest
 
 import tracetrim as tt
+from tests.conftest import require_module
 from tracetrim.archive import FileArchive, RecallTool, rehydrate
 from tracetrim.decision import ScriptedDecisionModel
 
-
-def _require(module: str, extra: str) -> None:
-    """Skip without the framework outside CI; in CI its absence is a failure."""
-    if importlib.util.find_spec(module) is None:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"{module} is required in CI (pip install tracetrim[{extra}])")
-        pytest.skip(f"{module} is not installed (pip install tracetrim[{extra}])", allow_module_level=True)
-
-
-_require("agentscope", "agentscope")
+require_module("agentscope", "pip install tracetrim[agentscope]")
 
 from agentscope.agent import Agent
 from agentscope.credential import CredentialBase

@@ -3,28 +3,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 import tracetrim as tt
+from tests.conftest import require_module
 from tracetrim.archive import KeyValueArchive, MemoryStore, RecallTool, rehydrate
 from tracetrim.decision import ScriptedDecisionModel
 
-
-def _require(module: str, extra: str) -> None:
-    """Skip without the framework outside CI; in CI its absence is a failure."""
-    if importlib.util.find_spec(module) is None:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"{module} is required in CI (pip install tracetrim[{extra}])")
-        pytest.skip(f"{module} is not installed (pip install tracetrim[{extra}])", allow_module_level=True)
-
-
-_require("langchain", "langchain")
+require_module("langchain", "pip install tracetrim[langchain]")
 
 from langchain.agents import create_agent
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel

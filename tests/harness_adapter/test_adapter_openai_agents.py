@@ -3,27 +3,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
 from typing import Any
 
 import pytest
 
 import tracetrim as tt
+from tests.conftest import require_module
 from tracetrim.archive import KeyValueArchive, MemoryStore, RecallTool, rehydrate
 from tracetrim.decision import ScriptedDecisionModel
 
-
-def _require(module: str, extra: str) -> None:
-    """Skip without the framework outside CI; in CI its absence is a failure."""
-    if importlib.util.find_spec(module) is None:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"{module} is required in CI (pip install tracetrim[{extra}])")
-        pytest.skip(f"{module} is not installed (pip install tracetrim[{extra}])", allow_module_level=True)
-
-
-_require("agents", "openai-agents")
+require_module("agents", "pip install tracetrim[openai-agents]")
 
 from agents import Agent, RunConfig, Runner, SQLiteSession, function_tool
 from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call

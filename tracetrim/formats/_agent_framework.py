@@ -155,11 +155,7 @@ def from_agent_framework(messages: Sequence[Any]) -> list[Message]:
     live = 0
     for i, message in enumerate(messages):
         message = common.require_dict(message, "a message", message=i)
-        role = common.tag(message.get("role"))
-        if role not in _ROLES:
-            raise SnapshotError(
-                f"role must be one of {sorted(_ROLES)}, got {message.get('role')!r}", message=i
-            )
+        role = common.require_choice(message.get("role"), _ROLES, message=i, field="role")
         contents = message.get("contents")
         if not isinstance(contents, list):
             raise SnapshotError("contents must be a list of contents", message=i, field="contents")
