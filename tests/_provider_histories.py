@@ -1450,3 +1450,68 @@ def _cline_text_protocol(draw: st.DrawFn) -> list[dict[str, Any]]:
             result = [{"type": "text", "text": header}, {"type": "text", "text": output}]
         items.append({"role": "user", "content": [*result, env]})
     return items
+
+
+@st.composite
+def agent_framework_messages(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Microsoft Agent Framework messages as ``Message.to_dict()`` writes them after a run: a user turn,
+    then assistant turns of text, reasoning (a Responses model's: an item id and encrypted content) and
+    ``function_call`` contents, each call answered in the ``tool`` message right after by a
+    ``function_result`` whose ``items`` hold its text (some failed, with an ``exception``)."""
+    ids = _Ids()
+    messages: list[dict[str, Any]] = [{"type": "message", "role": "user", "contents": [_af_text(draw)]}]
+    for _ in range(draw(st.integers(1, 6))):
+        contents: list[dict[str, Any]] = []
+        if draw(st.booleans()):
+            contents.append(_af_text(draw))
+        calls: list[str] = []
+        for _ in range(draw(st.integers(0, 3))):
+            n = ids.next()
+            if draw(st.integers(0, 2)) == 0 or (not calls and draw(st.booleans())):
+                reasoning = {"type": "text_reasoning", "id": f"rs_{n:04d}", "text": draw(_text)}
+                contents.append({**reasoning, "protected_data": "ZW5j", "additional_properties": {}})
+            call_id = f"call_{n:04d}"
+            calls.append(call_id)
+            contents.append(
+                {
+                    "type": "function_call",
+                    "call_id": call_id,
+                    "name": draw(_tools),
+                    "arguments": _args(draw, n),
+                    "additional_properties": {},
+                }
+            )
+        if not contents:
+            contents.append(_af_text(draw))
+        messages.append(
+            {"type": "message", "role": "assistant", "contents": contents, "additional_properties": {}}
+        )
+        if calls:
+            results = []
+            for call_id in calls:
+                failed = draw(st.integers(0, 4)) == 0
+                text = "Error: Function failed." if failed else _output(draw, call_id)
+                result = {
+                    "type": "function_result",
+                    "call_id": call_id,
+                    "result": text,
+                    "items": [{"type": "text", "text": text, "additional_properties": {}}],
+                    "additional_properties": {},
+                }
+                if failed:
+                    result["exception"] = "FunctionInvocationError"
+                results.append(result)
+            messages.append(
+                {"type": "message", "role": "tool", "contents": results, "additional_properties": {}}
+            )
+        if not calls or draw(st.booleans()):
+            messages.append({"type": "message", "role": "user", "contents": [_af_text(draw)]})
+    return messages
+
+
+def _af_message(role: str, contents: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"type": "message", "role": role, "contents": contents, "additional_properties": {}}
+
+
+def _af_text(draw: st.DrawFn) -> dict[str, Any]:
+    return {"type": "text", "text": draw(_text), "additional_properties": {}}

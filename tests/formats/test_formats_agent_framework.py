@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
 
 from tests.conftest import require_module
 
@@ -25,7 +26,9 @@ import itertools
 from agent_framework import Message
 
 import tracetrim as tt
+from tests import _provider_histories as histories
 from tests._agent_framework_runs import FIXTURE, chat_messages, responses_input, session_messages
+from tests._compact_plans import SETTINGS, compact, plans
 from tests._provider_rules import check_openai_chat, check_responses
 from tracetrim._marker import REASONED_CALL_KEY
 from tracetrim._snapshot import SnapshotError
@@ -224,3 +227,20 @@ def test_the_cli_compacts_and_restores_the_bytes_sent(
     [snapshot] = json.loads(capsys.readouterr().out)
     assert main(["restore", *archive, snapshot["ref"], "--format", "sent"]) == 0
     assert capsys.readouterr().out.encode("utf-8") == path.read_bytes()
+
+
+@SETTINGS
+@given(messages=histories.agent_framework_messages(), plan=plans)
+def test_what_goes_back_after_any_plan_is_what_the_openai_clients_send_validly(
+    messages: list[dict[str, Any]], plan: dict[str, Any]
+) -> None:
+    """Whatever a plan keeps, shortens or drops: Agent Framework takes every message back, its own
+    Responses client replays the history (it refuses reasoning it cannot replay) and the Responses API's
+    rules hold for it against what was sent, its chat-completions client's messages answer every call in
+    order, and no two assistant turns stand side by side."""
+    written = to_agent_framework(compact(from_agent_framework(messages), plan))["messages"]
+    [Message.from_dict(m) for m in written]
+    check_responses(responses_input(written), responses_input(messages), types=False)
+    check_openai_chat(chat_messages(written))
+    roles = [m["role"] for m in written]
+    assert all(a != b or a != "assistant" for a, b in itertools.pairwise(roles))

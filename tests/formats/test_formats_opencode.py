@@ -113,3 +113,46 @@ def test_a_summary_not_finished_hides_nothing_yet() -> None:
     neutral = SHAPE.read(document["messages"], {"info": document["info"]})
     judged = [b["id"] for m in neutral for b in m["content"] if b["type"] == "tool_call"]
     assert judged == ["toolu_01", "toolu_02", "toolu_03", "toolu_later"]
+
+
+def _reasoning_turn(document: dict[str, Any]) -> dict[str, Any]:
+    """``document`` with a turn whose reasoning led to two tool parts (``toolu_02`` and ``toolu_03``), as
+    a Responses model answers through the AI SDK: OpenCode sends the reasoning as a reasoning item."""
+    out = copy.deepcopy(document)
+    messages = out["messages"]
+    second, third = messages[2], messages[3]
+    tool = next(p for p in third["parts"] if p["type"] == "tool")
+    reasoning = {
+        "id": second["parts"][0]["id"] + "0",
+        "sessionID": second["info"]["sessionID"],
+        "messageID": second["info"]["id"],
+        "type": "reasoning",
+        "text": "Both files say where the helper is.",
+        "metadata": {"openai": {"itemId": "rs_1", "reasoningEncryptedContent": "ZW5j"}},
+        "time": {"start": 1, "end": 2},
+    }
+    moved = {**tool, "id": second["parts"][1]["id"] + "0", "messageID": second["info"]["id"]}
+    second["parts"] = [second["parts"][0], reasoning, second["parts"][1], moved, *second["parts"][2:]]
+    del messages[3]
+    return out
+
+
+def test_a_tool_its_reasoning_led_to_among_others_goes_only_with_them() -> None:
+    """OpenAI refuses the second call without the reasoning, and the reasoning without the first call:
+    a drop of the first tool alone leaves it with a stub output; a drop of both takes the reasoning."""
+    document = _reasoning_turn(_session())
+    # the scripted judge takes the actions by pair key: t1 the second, t2 the third, t3 the first
+    for both in (False, True):
+        plan = {
+            "actions": ["drop_call" if both else "keep", "keep", "drop_call"],
+            "tombstones": False,
+            "recent": 1,
+        }
+        turn = _written(document, plan)["messages"][2]["parts"]
+        kinds = [p["type"] for p in turn]
+        if both:
+            assert kinds == ["step-start", "step-finish"]
+            continue
+        assert kinds == ["step-start", "reasoning", "tool", "tool", "step-finish"]
+        assert "recall it by call id" in turn[2]["state"]["output"]
+        assert turn[3]["state"]["output"] == document["messages"][2]["parts"][3]["state"]["output"]

@@ -304,6 +304,7 @@ def _entry(message: Message, i: int) -> tuple[dict[str, Any], bool] | None:
 
 
 def _is_tombstone(content: Mapping[str, Any]) -> bool:
+    """Whether a written content is a tombstone (by the mark it carries, or its text)."""
     extra = content.get("additional_properties")
     metadata = extra.get(common.BLOCK_METADATA) if isinstance(extra, dict) else None
     return content.get("type") == "text" and is_tombstone(

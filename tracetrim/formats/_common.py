@@ -395,13 +395,19 @@ def _next_call(blocks: Sequence[Block], k: int) -> Block | None:
     return after if after is not None and after["type"] == "tool_call" else None
 
 
-def mark_reasoning(blocks: Sequence[Block]) -> None:
+def model_output(block: Block) -> bool:
+    """Whether a block of an assistant turn is what its model wrote (anything but a tool result)."""
+    return block["type"] not in ("tool_result", "thinking")
+
+
+def mark_reasoning(blocks: Sequence[Block], output: Callable[[Block], bool] = model_output) -> None:
     """Mark what one turn's reasoning was sent before (``blocks``, in order; the reader's own): each
     thinking block before a call names it (`PRECEDES_KEY`, read by `reasoning_with_its_call`), and a call
-    reasoning was sent right before while more of the turn's output follows is marked
+    reasoning was sent right before while more of the turn's ``output`` follows is marked
     (`mark_reasoned_call`: it goes only with all the reasoning led to, the calls after it when calls
     are all there is). OpenAI refuses a reasoning item without the item it was sent before, and the
-    items that followed it without it."""
+    items that followed it without it. ``output`` says which blocks the model wrote and a provider is
+    sent (a format whose turns hold parts of its own, never sent, says so)."""
     for k, block in enumerate(blocks):
         if block["type"] != "thinking":
             continue
@@ -411,7 +417,8 @@ def mark_reasoning(blocks: Sequence[Block]) -> None:
     for k in range(1, len(blocks) - 1):
         if blocks[k - 1]["type"] != "thinking" or blocks[k]["type"] != "tool_call":
             continue
-        led = list(itertools.takewhile(lambda b: b["type"] != "thinking", blocks[k:]))
+        turn = itertools.takewhile(lambda b: b["type"] != "thinking", blocks[k:])
+        led = [b for b in turn if output(b)]
         if len(led) > 1:
             calls_only = all(b["type"] == "tool_call" for b in led)
             mark_reasoned_call(blocks[k], [b["id"] for b in led] if calls_only else None)

@@ -130,7 +130,9 @@ def from_opencode(messages: Sequence[Any]) -> list[Message]:
 
     Each message becomes one neutral message (id: its own): text and reasoning parts its text and
     thinking, each tool part a call followed by its result, every other part kept as it is. Messages
-    before OpenCode's own last compaction ride in carriers in place (never judged).
+    before OpenCode's own last compaction ride in carriers in place (never judged). A reasoning part goes
+    with the call it was sent before, and that call, where the reasoning led to more, only with all of it
+    (`tracetrim.formats._common.mark_reasoning`).
     """
     common.require_sequence(messages, "an OpenCode session's messages", "messages")
     for i, message in enumerate(messages):
@@ -148,7 +150,10 @@ def from_opencode(messages: Sequence[Any]) -> list[Message]:
             run.hold(copy.deepcopy(message))
             continue
         info = message["info"]
-        neutral: Message = {"id": info["id"], "role": info["role"], "content": _blocks(message["parts"], i)}
+        blocks = _blocks(message["parts"], i)
+        # OpenCode sends its parts through the AI SDK, to Responses models too; its step parts are its own
+        common.mark_reasoning(blocks, output=lambda b: b["type"] in ("tool_call", "text"))
+        neutral: Message = {"id": info["id"], "role": info["role"], "content": blocks}
         run.add(common.attach_meta(neutral, FORMAT, {"info": copy.deepcopy(info)}))
     return common.mark_pending(run.messages())
 
@@ -177,7 +182,7 @@ def _tool_part(call: Block, result: Block | None, i: int, j: int) -> dict[str, A
 
 
 def _parts(message: Message, info: dict[str, Any], i: int) -> list[Any]:
-    blocks = message["content"]
+    blocks = common.reasoning_with_its_call(message["content"])
     results = {b["id"]: b for b in blocks if b["type"] == "tool_result"}
     taken = {
         str(b["value"].get("id")) for b in blocks if common.is_raw(b, FORMAT) and isinstance(b["value"], dict)
