@@ -396,7 +396,8 @@ def _next_call(blocks: Sequence[Block], k: int) -> Block | None:
 
 
 def model_output(block: Block) -> bool:
-    """Whether a block of an assistant turn is what its model wrote (anything but a tool result)."""
+    """Whether a block of an assistant turn is output its model wrote after its reasoning (not a tool
+    result, not reasoning)."""
     return block["type"] not in ("tool_result", "thinking")
 
 
