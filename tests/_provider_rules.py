@@ -731,7 +731,8 @@ def qwen_code_resumed(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 def pi_resumed(lines: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """The messages pi sends when it resumes a session (pi-mono ``buildSessionContext``): the path from
     the last entry to the root; where a ``compaction`` stands on it, what comes after it and, before it,
-    from its ``firstKeptEntryId`` on; of those, the ``message`` entries' messages."""
+    from its ``firstKeptEntryId`` on; of those, the ``message`` entries' messages, and each
+    ``branch_summary`` as the ``branchSummary`` message pi sends in its place."""
     entries = list(lines[1:])
     by_id = {e["id"]: e for e in entries}
     path: list[Mapping[str, Any]] = []
@@ -745,7 +746,11 @@ def pi_resumed(lines: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
         kept = path[cut].get("firstKeptEntryId")
         start = next((n for n in range(cut) if path[n]["id"] == kept), cut)
         path = path[start:cut] + path[cut + 1 :]
-    return [e["message"] for e in path if e["type"] == "message"]
+    return [
+        e["message"] if e["type"] == "message" else {"role": "branchSummary", "summary": e.get("summary")}
+        for e in path
+        if e["type"] in ("message", "branch_summary")
+    ]
 
 
 def pi_calls(messages: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
@@ -778,6 +783,53 @@ def check_pi(messages: Sequence[Mapping[str, Any]], sent: Sequence[Mapping[str, 
     first = pi_calls(sent)
     for call_id, call in pi_calls(messages).items():
         assert call == first[call_id], f"call {call_id} changed"
+    # pi-ai sends a thinking part's signature to a Responses model as a reasoning item, which OpenAI
+    # refuses without the item it was sent before, and alone
+    followers = _pi_reasoning(sent)
+    alone = {_thoughts(m) for m in sent if _thoughts(m)}  # turns sent as thinking alone
+    for n, message in enumerate(messages):
+        parts = message["content"] if message["role"] == "assistant" else None
+        if not isinstance(parts, list):
+            continue
+        thoughts = _thoughts(message)
+        assert not thoughts or thoughts in alone, f"message {n}: a turn a drop left with thinking alone"
+        for k, part in enumerate(parts):
+            if part.get("type") == "thinking":
+                after = _call_after(parts, k)
+                assert after in followers.get(_thought(part), {after}), (
+                    f"message {n}: thinking sent before {sorted(followers[_thought(part)], key=str)} "
+                    f"now stands before {after!r}"
+                )
+
+
+def _thought(part: Mapping[str, Any]) -> tuple[Any, Any]:
+    return part.get("thinking"), part.get("thinkingSignature")
+
+
+def _thoughts(message: Mapping[str, Any]) -> tuple[tuple[Any, Any], ...]:
+    """An assistant turn's thinking parts when it holds nothing else (empty otherwise)."""
+    parts = message["content"] if message["role"] == "assistant" else None
+    if not isinstance(parts, list) or not parts or any(p.get("type") != "thinking" for p in parts):
+        return ()
+    return tuple(_thought(p) for p in parts)
+
+
+def _call_after(parts: Sequence[Mapping[str, Any]], k: int) -> str | None:
+    """The id of the call right after the run of thinking parts at ``k`` (None: no call there)."""
+    after = next((p for p in parts[k:] if p.get("type") != "thinking"), None)
+    return after["id"] if after is not None and after.get("type") == "toolCall" else None
+
+
+def _pi_reasoning(messages: Sequence[Mapping[str, Any]]) -> dict[tuple[Any, Any], set[str | None]]:
+    """Each thinking part (by its text and signature) to what stood after it when sent: the call right
+    after its run of thinking, or None."""
+    followers: dict[tuple[Any, Any], set[str | None]] = {}
+    for message in messages:
+        parts = message["content"] if message["role"] == "assistant" else None
+        for k, part in enumerate(parts if isinstance(parts, list) else ()):
+            if part.get("type") == "thinking":
+                followers.setdefault(_thought(part), set()).add(_call_after(parts, k))  # type: ignore[arg-type]
+    return followers
 
 
 ROO_FIELDS = (

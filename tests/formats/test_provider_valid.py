@@ -430,6 +430,32 @@ def test_pi_sessions_stay_valid(lines: list[dict[str, Any]], plan: dict[str, Any
     assert detect_format(written) == "pi"
 
 
+@pytest.mark.parametrize("tombstones", [False, True])
+def test_pi_thinking_goes_with_the_call_it_led_to(tombstones: bool) -> None:
+    """A pi turn of thinking and a call whose call went: pi-ai would send the thinking's signature as a
+    reasoning item with nothing after it (OpenAI: "without its required following item"), so it goes
+    with the call, and the turn with it when nothing else was left."""
+    from pathlib import Path
+
+    from tracetrim.formats import parse_history_text
+
+    fixture = Path(__file__).parents[1] / "data" / "agents" / "pi_session.jsonl"
+    lines = parse_history_text(fixture.read_text(encoding="utf-8"))
+    for entry in lines:  # the fixture's turn of thinking, text and a call, as thinking and a call
+        message = entry.get("message") if entry.get("type") == "message" else None
+        content = message["content"] if message and message["role"] == "assistant" else None
+        if isinstance(content, list) and any(p["type"] == "toolCall" for p in content):
+            message["content"] = [p for p in content if p["type"] != "text"]
+    sent = rules.pi_resumed(lines)
+    parts = [p["type"] for m in sent if m["role"] == "assistant" for p in m["content"]]
+    assert parts.count("thinking") == 1 and parts[parts.index("thinking") + 1] == "toolCall"
+    written = written_with("pi", lines, {"actions": ["drop_call"], "tombstones": tombstones, "recent": 1})
+    resumed = rules.pi_resumed(written)
+    rules.check_pi(resumed, sent)
+    parts = [p["type"] for m in resumed if m["role"] == "assistant" for p in m["content"]]
+    assert "toolCall" not in parts and "thinking" not in parts
+
+
 @SETTINGS
 @given(records=histories.qwen_code_sessions(), plan=plans)
 def test_qwen_code_sessions_stay_valid(records: list[dict[str, Any]], plan: dict[str, Any]) -> None:

@@ -389,9 +389,14 @@ PRECEDES_KEY = "tracetrim.precedes"
 reasoning a provider receives as items of their own (OpenAI Responses reasoning items)."""
 
 
-def _next_call(blocks: Sequence[Block], k: int) -> Block | None:
-    """The block after the run of thinking blocks at ``k`` when it is a call, else None."""
-    after = next((b for b in blocks[k:] if b["type"] != "thinking"), None)
+def is_thinking(block: Block) -> bool:
+    """Whether ``block`` is reasoning the neutral form holds as such (a thinking block)."""
+    return bool(block["type"] == "thinking")
+
+
+def _next_call(blocks: Sequence[Block], k: int, reasoning: Callable[[Block], bool]) -> Block | None:
+    """The block after the run of reasoning blocks at ``k`` when it is a call, else None."""
+    after = next((b for b in blocks[k:] if not reasoning(b)), None)
     return after if after is not None and after["type"] == "tool_call" else None
 
 
@@ -401,41 +406,45 @@ def model_output(block: Block) -> bool:
     return block["type"] not in ("tool_result", "thinking")
 
 
-def mark_reasoning(blocks: Sequence[Block], output: Callable[[Block], bool] = model_output) -> None:
+def mark_reasoning(
+    blocks: Sequence[Block],
+    output: Callable[[Block], bool] = model_output,
+    reasoning: Callable[[Block], bool] = is_thinking,
+) -> None:
     """Mark what one turn's reasoning was sent before (``blocks``, in order; the reader's own): each
-    thinking block before a call names it (`PRECEDES_KEY`, read by `reasoning_with_its_call`), and a call
-    reasoning was sent right before while more of the turn's ``output`` follows is marked
+    reasoning block before a call names it (`PRECEDES_KEY`, read by `reasoning_with_its_call`), and a
+    call reasoning was sent right before while more of the turn's ``output`` follows is marked
     (`mark_reasoned_call`: it goes only with all the reasoning led to, the calls after it when calls
     are all there is). OpenAI refuses a reasoning item without the item it was sent before, and the
     items that followed it without it. ``output`` says which blocks the model wrote and a provider is
-    sent (a format whose turns hold parts of its own, never sent, says so)."""
+    sent, ``reasoning`` which blocks are its reasoning (a format that keeps its own parts raw says so)."""
     for k, block in enumerate(blocks):
-        if block["type"] != "thinking":
+        if not reasoning(block):
             continue
-        call = _next_call(blocks, k)
+        call = _next_call(blocks, k, reasoning)
         if call is not None:
             block.setdefault("metadata", {})[PRECEDES_KEY] = call["id"]
     for k in range(1, len(blocks) - 1):
-        if blocks[k - 1]["type"] != "thinking" or blocks[k]["type"] != "tool_call":
+        if not reasoning(blocks[k - 1]) or blocks[k]["type"] != "tool_call":
             continue
-        turn = itertools.takewhile(lambda b: b["type"] != "thinking", blocks[k:])
+        turn = itertools.takewhile(lambda b: not reasoning(b), blocks[k:])
         led = [b for b in turn if output(b)]
         if len(led) > 1:
             calls_only = all(b["type"] == "tool_call" for b in led)
             mark_reasoned_call(blocks[k], [b["id"] for b in led] if calls_only else None)
 
 
-def reasoning_with_its_call(blocks: Sequence[Block]) -> list[Block]:
-    """``blocks`` less each thinking block whose call (`PRECEDES_KEY`) no longer follows it: reasoning
+def reasoning_with_its_call(
+    blocks: Sequence[Block], reasoning: Callable[[Block], bool] = is_thinking
+) -> list[Block]:
+    """``blocks`` less each reasoning block whose call (`PRECEDES_KEY`) no longer follows it: reasoning
     goes with the call it was sent before."""
     out: list[Block] = []
     for k, block in enumerate(blocks):
-        metadata = block.get("metadata")
-        call = (
-            metadata.get(PRECEDES_KEY) if block["type"] == "thinking" and isinstance(metadata, dict) else None
-        )
+        metadata = block.get("metadata") if reasoning(block) else None
+        call = metadata.get(PRECEDES_KEY) if isinstance(metadata, dict) else None
         if call is not None:
-            after = _next_call(blocks, k)
+            after = _next_call(blocks, k, reasoning)
             if after is None or after["id"] != call:
                 continue
         out.append(block)

@@ -106,7 +106,30 @@ def _blocks(message: dict[str, Any], i: int) -> list[Block]:
             blocks.append(_call(part, i, j))
         else:
             blocks.extend(common.text_parts([part], FORMAT))
+    if role == "assistant":  # pi-ai sends a thinking part's signature to a Responses model as its item
+        common.mark_reasoning(blocks, output=_said, reasoning=_is_thinking)
     return blocks
+
+
+def _is_thinking(block: Block) -> bool:
+    """Whether ``block`` is one of pi's thinking parts (kept raw) or a thinking block."""
+    value = block.get("value") if common.is_raw(block, FORMAT) else None
+    return block["type"] == "thinking" or (isinstance(value, dict) and value.get("type") == "thinking")
+
+
+def _said(block: Block) -> bool:
+    """Whether ``block`` is what pi's model wrote after its thinking: text or a call."""
+    return block["type"] in ("text", "tool_call")
+
+
+def _with_its_reasoning(message: Message) -> Message | None:
+    """``message`` less the thinking whose call went (None: nothing else was left of a turn that held
+    something): reasoning goes with the call it led to, which OpenAI asks of pi-ai's reasoning items."""
+    blocks = message["content"]
+    kept = common.reasoning_with_its_call(blocks, reasoning=_is_thinking)
+    if len(kept) == len(blocks):
+        return message
+    return {**message, "content": kept} if kept else None
 
 
 def _tree_meta(entries: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -291,9 +314,11 @@ def to_pi(messages: Sequence[Any]) -> list[Any]:
     chained again and nothing else names an entry no longer there (a label of an entry that went goes
     too, as pi's own branching leaves it); a message with no entry of its
     own (a summary, or every message of a history read elsewhere, which gets a header too) gets an id
-    and its place in the chain. A system message, which no session entry holds, is refused.
+    and its place in the chain. A thinking part whose call went goes too (and a turn left with nothing).
+    A system message, which no session entry holds, is refused.
     """
     messages = one_result_each(results_apart(common.neutral_input(messages), only_results=True))
+    messages = [m for m in map(_with_its_reasoning, messages) if m is not None]
     tree = EntryTree(next(filter(None, (_parents(m) for m in messages)), {}))
     path = tree.path_from(next(reversed(tree.parents), None))
     messages = join_bared(
