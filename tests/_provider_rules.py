@@ -826,9 +826,11 @@ def _pi_reasoning(messages: Sequence[Mapping[str, Any]]) -> dict[tuple[Any, Any]
     followers: dict[tuple[Any, Any], set[str | None]] = {}
     for message in messages:
         parts = message["content"] if message["role"] == "assistant" else None
-        for k, part in enumerate(parts if isinstance(parts, list) else ()):
+        if not isinstance(parts, list):
+            continue
+        for k, part in enumerate(parts):
             if part.get("type") == "thinking":
-                followers.setdefault(_thought(part), set()).add(_call_after(parts, k))  # type: ignore[arg-type]
+                followers.setdefault(_thought(part), set()).add(_call_after(parts, k))
     return followers
 
 

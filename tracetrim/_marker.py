@@ -302,8 +302,10 @@ def fixed_call_metadata() -> dict[str, Any]:
     return {FIXED_CALL_KEY: True}
 
 
-def mark_reasoned_call(block: dict[str, Any], together: Sequence[str] | None) -> None:
+def mark_reasoned_call(block: dict[str, Any], led: Sequence[Mapping[str, Any]]) -> None:
     """Mark a tool_call ``block`` (the reader's own) as the one its turn's reasoning was sent before, in
-    a turn whose reasoning led to more (`REASONED_CALL_KEY`): ``together`` lists the ids of every call
-    the reasoning led to when calls are all it led to, else None."""
-    block.setdefault("metadata", {})[REASONED_CALL_KEY] = list(together) if together is not None else True
+    a turn whose reasoning led to more (`REASONED_CALL_KEY`). ``led`` is every block the reasoning led
+    to, ``block`` first: when they are all calls, the mark lists their ids (they may go together), else
+    the call keeps its place."""
+    calls_only = all(b.get("type") == "tool_call" for b in led)
+    block.setdefault("metadata", {})[REASONED_CALL_KEY] = [b["id"] for b in led] if calls_only else True

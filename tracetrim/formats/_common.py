@@ -430,8 +430,7 @@ def mark_reasoning(
         turn = itertools.takewhile(lambda b: not reasoning(b), blocks[k:])
         led = [b for b in turn if output(b)]
         if len(led) > 1:
-            calls_only = all(b["type"] == "tool_call" for b in led)
-            mark_reasoned_call(blocks[k], [b["id"] for b in led] if calls_only else None)
+            mark_reasoned_call(blocks[k], led)
 
 
 def reasoning_with_its_call(

@@ -143,9 +143,7 @@ def from_inspect(messages: Sequence[Any]) -> list[Message]:
                 if block["type"] == "tool_call":
                     names[block["id"]] = block["name"]
             if len(called) > 1 and called[0]["type"] == "tool_call" and _trailing_reasoning(message):
-                # the reasoning sent right before it led to the other calls too
-                calls_only = all(b["type"] == "tool_call" for b in called)
-                mark_reasoned_call(called[0], [b["id"] for b in called] if calls_only else None)
+                mark_reasoned_call(called[0], called)  # the reasoning before it led to the others too
             blocks.extend(called)
         given = message.get("id")
         neutral: Message = {

@@ -204,10 +204,8 @@ def _reasoned_calls(messages: list[Message]) -> list[Message]:
         if call is None or "reasoning" not in meta or not str(meta.get("precedes", "")).startswith("call:"):
             continue
         led = list(itertools.takewhile(_output_item, messages[k + 1 :]))
-        if led:
-            calls = [_call_of(m) for m in led]
-            together = [call["id"], *(c["id"] for c in calls if c is not None)]
-            mark_reasoned_call(call, together if all(c is not None for c in calls) else None)
+        if led:  # an item other than a call (a message, a hosted tool's item) stands as itself
+            mark_reasoned_call(call, [call, *(_call_of(m) or {"type": "item"} for m in led)])
     return messages
 
 

@@ -35,12 +35,13 @@ def _spliced(messages: list[Message], sent: list[Message], new: list[Message]) -
     out: list[Message] = []
     cursor = 0
     for message in messages:
-        at = reused.get(id(message)) if _sent(message) else None
+        if not _sent(message):
+            out.append(message)
+            continue
+        at = reused.get(id(message))
         if at is not None:
             out.extend(new[cursor : at + 1])
             cursor = at + 1
-        elif not _sent(message):
-            out.append(message)
     out.extend(new[cursor:])
     return out
 
