@@ -84,8 +84,7 @@ def main() -> int:
             fmt = HISTORY_FORMATS[name]
             document = _document(name, history)
             text = json.dumps(document)
-            messages = json.loads(text)[fmt.messages_key]
-            fields = {k: v for k, v in document.items() if k != fmt.messages_key}
+            messages, fields = fmt.split(json.loads(text))
             neutral = fmt.read(messages, fields)
             read = _best(lambda: fmt.read(messages, fields), args.repeat)  # noqa: B023
             write = _best(lambda: fmt.write(ValidatedHistory(neutral)), args.repeat)  # noqa: B023

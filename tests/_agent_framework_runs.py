@@ -1,9 +1,11 @@
 """Runs of a real Microsoft Agent Framework ``Agent`` on a scripted chat client, and the messages it keeps.
 
-`session_messages` made ``tests/data/agents/agent_framework_messages.json`` (``python
-tests/_agent_framework_runs.py``): what the agent's session keeps after a run (``AgentSession.to_dict()``'s
-``state["in_memory"]["messages"]``), each message as ``Message.to_dict()`` writes it. The tests also run it
-against the installed framework, so a change in what Agent Framework writes shows up here first.
+`session_messages` made ``tests/data/agents/agent_framework_messages.json`` and `session_document`
+``tests/data/agents/agent_framework_session.json`` (``python tests/_agent_framework_runs.py``): what the
+agent's session keeps after a run (``AgentSession.to_dict()``'s ``state["in_memory"]["messages"]``, each
+message as ``Message.to_dict()`` writes it), and the whole session as ``AgentSession.to_dict()`` gives it
+to be stored. The tests also run them against the installed framework, so a change in what Agent
+Framework writes shows up here first.
 
 The chat client is the only stand-in: a ``BaseChatClient`` with Agent Framework's own function-invocation
 layer that answers from a script and records every list of messages it is sent, as a provider would
@@ -28,6 +30,8 @@ from agent_framework import (
 )
 
 FIXTURE = Path(__file__).parent / "data" / "agents" / "agent_framework_messages.json"
+SESSION_FIXTURE = FIXTURE.with_name("agent_framework_session.json")
+SESSION_ID = "7d3c9e4a-5b1f-4e2a-9c8d-0f6b2a1e3d57"
 TOOLS = ("read_file", "run")
 FILLER = "".join(f"line {n}: def helper_{n}(value): return value * {n}\n" for n in range(60))
 
@@ -100,10 +104,13 @@ class ScriptedClient(FunctionInvocationLayer[Any], BaseChatClient[Any]):
         return self._answer(list(messages))
 
 
-async def run_agent(client: ScriptedClient, **agent_options: Any) -> tuple[Agent[Any], Any, Any]:
-    """The agent, its session and its response after one run on ``client``."""
+async def run_agent(
+    client: ScriptedClient, *, session_id: str | None = None, session: Any = None, **agent_options: Any
+) -> tuple[Agent[Any], Any, Any]:
+    """The agent, its session (a new one, or ``session`` going on) and its response after one run on
+    ``client``."""
     agent: Agent[Any] = Agent(client=client, tools=[read_file, run], name="coder", **agent_options)
-    session = agent.create_session()
+    session = session or agent.create_session(session_id=session_id)
     response = await agent.run("Find why test_helper_7 fails.", session=session)
     return agent, session, response
 
@@ -151,7 +158,16 @@ async def session_messages() -> list[dict[str, Any]]:
     return stored_messages(session)
 
 
+async def session_document() -> dict[str, Any]:
+    """The whole session after a run on the script (three reads), as ``AgentSession.to_dict()`` gives it
+    to be stored."""
+    _, session, _ = await run_agent(ScriptedClient(script(calls=3)), session_id=SESSION_ID)
+    document: dict[str, Any] = session.to_dict()
+    return document
+
+
 if __name__ == "__main__":
     import asyncio
 
     FIXTURE.write_text(json.dumps(asyncio.run(session_messages()), indent=2) + "\n")
+    SESSION_FIXTURE.write_text(json.dumps(asyncio.run(session_document()), indent=2) + "\n")

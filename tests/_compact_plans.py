@@ -83,11 +83,11 @@ def write_back(fmt: str, document: dict[str, Any], plan: Mapping[str, Any]) -> d
     unless the writer gives them back (Anthropic's ``system``)."""
     shape = HISTORY_FORMATS[fmt]
     key = shape.messages_key
-    neutral = shape.read(document[key], {k: v for k, v in document.items() if k != key})
-    written = shape.write(compact(neutral, plan))
-    out = {k: written["messages"] if k == key else written.get(k, v) for k, v in document.items()}
+    written = shape.write(compact(shape.read(*shape.split(document)), plan))
+    holder = shape.holder(document)
+    out = {k: written["messages"] if k == key else written.get(k, v) for k, v in holder.items()}
     out.update({k: v for k, v in written.items() if k != "messages" and k not in out})
-    return out
+    return shape.with_holder(document, out)
 
 
 def cli_compact(path: Path, archive: Path) -> subprocess.CompletedProcess[str]:

@@ -67,8 +67,7 @@ class Seed:
 def _neutral(name: str) -> list[dict[str, Any]]:
     data = parse_history_text((AGENTS / name).read_text(encoding="utf-8"))
     fmt = HISTORY_FORMATS[detect_format(data)]
-    fields = {k: v for k, v in data.items() if k != fmt.messages_key}
-    messages = fmt.read(data[fmt.messages_key], fields)
+    messages = fmt.read(*fmt.split(data))
     return [{k: v for k, v in m.items() if k != "metadata"} for m in messages if m["content"]]
 
 

@@ -117,12 +117,7 @@ SENT["adk"] = (SHAPES / "agents" / "adk_session.json").read_bytes()
 async def _compact(archive: Any, fmt: str) -> str:
     data = parse_history_text(SENT[fmt].decode())
     shape = HISTORY_FORMATS[fmt]
-    if isinstance(data, dict):
-        messages = data[shape.messages_key]
-        fields = {k: v for k, v in data.items() if k != shape.messages_key}
-    else:
-        messages, fields = data, {}
-    neutral = shape.read(messages, fields)
+    neutral = shape.read(*shape.split(data))
     compactor = tt.Compactor(
         ScriptedDecisionModel({}, default=0.0),
         config=tt.CompactorConfig(

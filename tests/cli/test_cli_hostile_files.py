@@ -37,6 +37,11 @@ UNREADABLE: dict[str, tuple[str, str]] = {
         "line 2: JSON nested too deeply",
     ),
     "long-number.json": (_openai(tool_output="1" * 5_000), "too long to read"),
+    # an Agent Framework session whose state holds two histories, neither the default one
+    "two-histories.json": (
+        json.dumps({"type": "session", "state": {"a": {"messages": []}, "b": {"messages": []}}}),
+        "2 message histories (state keys 'a', 'b')",
+    ),
 }
 
 COMMANDS: dict[str, Callable[[Path], list[str]]] = {

@@ -2,12 +2,14 @@
 by ``call_id``, reasoning kept with what it led to, and what goes back checked the way Agent Framework's
 own OpenAI clients and the Responses API check it.
 
-The fixture is what a real ``Agent``'s session kept after a run (`tests._agent_framework_runs`).
+The fixtures are what a real ``Agent``'s session kept after a run, as its message list and as the whole
+serialized ``AgentSession`` (`tests._agent_framework_runs`).
 """
 # ruff: noqa: E402  (the framework imports follow the check that it is installed)
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 from pathlib import Path
@@ -23,18 +25,33 @@ require_module("agent_framework_openai", "pip install -e '.[test]'")
 
 import itertools
 
-from agent_framework import Message
+from agent_framework import AgentSession, ChatResponse, Message
 
 import tracetrim as tt
 from tests import _provider_histories as histories
-from tests._agent_framework_runs import FIXTURE, chat_messages, responses_input, session_messages
+from tests._agent_framework_runs import (
+    FIXTURE,
+    SESSION_FIXTURE,
+    ScriptedClient,
+    chat_messages,
+    responses_input,
+    run_agent,
+    session_document,
+    session_messages,
+)
 from tests._compact_plans import SETTINGS, compact, plans
 from tests._provider_rules import check_openai_chat, check_responses
 from tracetrim._marker import REASONED_CALL_KEY
 from tracetrim._snapshot import SnapshotError
 from tracetrim.cli import main
 from tracetrim.decision import ScriptedDecisionModel
-from tracetrim.formats import HISTORY_FORMATS, detect_format, from_agent_framework, to_agent_framework
+from tracetrim.formats import (
+    HISTORY_FORMATS,
+    FormatError,
+    detect_format,
+    from_agent_framework,
+    to_agent_framework,
+)
 
 FMT = HISTORY_FORMATS["agent-framework"]
 
@@ -244,3 +261,79 @@ def test_what_goes_back_after_any_plan_is_what_the_openai_clients_send_validly(
     check_openai_chat(chat_messages(written))
     roles = [m["role"] for m in written]
     assert all(a != b or a != "assistant" for a, b in itertools.pairwise(roles))
+
+
+def _session() -> dict[str, Any]:
+    document: dict[str, Any] = json.loads(SESSION_FIXTURE.read_text(encoding="utf-8"))
+    return document
+
+
+async def test_the_installed_framework_writes_what_the_session_fixture_holds() -> None:
+    written, kept = await session_document(), _session()
+    assert list(written) == list(kept) and list(written["state"]) == list(kept["state"]) == ["in_memory"]
+    assert _shape(written["state"]["in_memory"]["messages"]) == _shape(kept["state"]["in_memory"]["messages"])
+
+
+def test_a_session_is_read_where_the_framework_keeps_its_history() -> None:
+    session = _session()
+    assert detect_format(session) == "agent-framework"
+    assert FMT.holder(session) is session["state"]["in_memory"]
+    # a history provider with its own source id keeps its messages under that key
+    custom = {**session, "state": {"notes": {"n": 1}, "mine": session["state"]["in_memory"]}}
+    assert detect_format(custom) == "agent-framework"
+    assert FMT.holder(custom) is session["state"]["in_memory"]
+    replaced = FMT.with_holder(custom, {"messages": []})
+    assert replaced == {**custom, "state": {"notes": {"n": 1}, "mine": {"messages": []}}}
+    assert list(replaced) == list(custom) and custom["state"]["mine"]["messages"]  # nothing mutated
+    # a "session" whose state holds no Agent Framework messages is not taken for one
+    with pytest.raises(FormatError, match="keys type, state"):
+        detect_format({"type": "session", "state": {"x": {"messages": [{"role": "user"}]}}})
+
+
+def test_a_session_with_two_histories_and_no_default_is_refused_naming_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    session = _session()
+    history = session["state"]["in_memory"]
+    path = tmp_path / "session.json"
+    path.write_text(json.dumps({**session, "state": {"a": history, "b": history}}), encoding="utf-8")
+    assert main(["compact", str(path), "--eligible-tools", "read_file,run"]) == 2
+    err = capsys.readouterr().err
+    assert "2 message histories" in err and "'a', 'b'" in err and "session.json" in err
+
+
+def test_a_compacted_session_file_loads_and_the_agent_goes_on_from_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The whole session file, compacted in ENFORCE by the CLI, is one ``AgentSession.from_dict`` loads;
+    an agent run on it sends the compacted history, which Agent Framework's OpenAI clients and our
+    provider rules take; ``restore --format sent`` gives back the file's bytes."""
+    path = tmp_path / "session.json"
+    path.write_bytes(SESSION_FIXTURE.read_bytes())
+    archive = ["--archive", str(tmp_path / "archive"), "--user", "u", "--agent", "a", "--session", "s"]
+    args = ["compact", str(path), "--mode", "enforce", *archive, "--eligible-tools", "read_file,run"]
+    assert main([*args, "--minimum-reduction", "0", "--keep-threshold", "1", "--emit", "history"]) == 0
+    written = capsys.readouterr().out
+    compacted = json.loads(written)
+    original = _session()
+    assert len(written) < len(path.read_text(encoding="utf-8")) * 0.6
+    assert {k: v for k, v in compacted.items() if k != "state"} == {
+        k: v for k, v in original.items() if k != "state"
+    }
+    assert detect_format(compacted) == "agent-framework"
+    session = AgentSession.from_dict(compacted)
+    client = ScriptedClient([ChatResponse(messages=[Message("assistant", ["Done."])])])
+    _, _, response = asyncio.run(run_agent(client, session=session))  # the CLI runs its own loop
+    assert response.text == "Done."
+    [request] = client.requests
+    kept = compacted["state"]["in_memory"]["messages"]
+    # the session's history as kept (Agent Framework marks where it loaded each from), then the new turn
+    assert [m["contents"] for m in request[: len(kept)]] == [m["contents"] for m in kept]
+    assert request[-1]["contents"][0]["text"] == "Find why test_helper_7 fails."
+    sent = responses_input(original["state"]["in_memory"]["messages"])
+    check_responses(responses_input(request), sent, types=False)
+    check_openai_chat(chat_messages(request))
+    assert main(["archive", "list", *archive]) == 0
+    [snapshot] = json.loads(capsys.readouterr().out)
+    assert main(["restore", *archive, snapshot["ref"], "--format", "sent"]) == 0
+    assert capsys.readouterr().out.encode("utf-8") == path.read_bytes()

@@ -57,8 +57,9 @@ FILES = [
     ("cline_history.json", "cline", ("read_file", "execute_command", "search_files", "replace_in_file")),
     ("cline_history_text_tools.json", "cline", ("read_file", "execute_command", "search_files")),
     ("agent_framework_messages.json", "agent-framework", ("read_file", "run")),
+    ("agent_framework_session.json", "agent-framework", ("read_file", "run")),
 ]
-IDS = [f[0].split(".")[0] if f[1] in ("roo-code", "cline") else f[1] for f in FILES]
+IDS = [f[0].split(".")[0] if f[1] in ("roo-code", "cline", "agent-framework") else f[1] for f in FILES]
 TOOLS = {fmt: tools for _, fmt, tools in FILES if fmt not in ("roo-code", "cline")}
 
 
@@ -77,14 +78,15 @@ def _split(data: Any, fmt: str) -> tuple[list[Any], dict[str, Any]]:
     if isinstance(data, list):
         return data, {}
     key = HISTORY_FORMATS[fmt].messages_key
-    return data[key], {k: v for k, v in data.items() if k != key}
+    holder = HISTORY_FORMATS[fmt].holder(data)
+    return holder[key], {k: v for k, v in holder.items() if k != key}
 
 
 def _written(data: Any, fmt: str, neutral: list[Any]) -> Any:
     """What the format writes for ``neutral``, shaped as ``data`` (a list, or the whole object)."""
     if isinstance(data, list):
         return HISTORY_FORMATS[fmt].write(neutral)["messages"]
-    return HISTORY_FORMATS[fmt].write_document(neutral)
+    return HISTORY_FORMATS[fmt].with_holder(data, HISTORY_FORMATS[fmt].write_document(neutral))
 
 
 def _dumped(data: Any, original: str) -> str:
@@ -146,8 +148,10 @@ def _others(data: Any, fmt: str) -> Any:
     compaction must keep as they were."""
     if fmt == "cline":  # every message in its place, with its role and Cline's fields
         return [{k: v for k, v in m.items() if k != "content"} for m in data]
-    if fmt == "agent-framework":  # what the user said, as it was
-        return [m for m in data if m["role"] in ("user", "system")]
+    if fmt == "agent-framework":  # what the user said, as it was, and a session's other keys
+        messages, _ = _split(data, fmt)
+        fields = {k: v for k, v in data.items() if k != "state"} if isinstance(data, dict) else {}
+        return [m for m in messages if m["role"] in ("user", "system")], fields
     if fmt == "roo-code":  # the messages Roo Code no longer sends, and a versioned file's version
         from tracetrim.formats._carrier import split_carriers
 

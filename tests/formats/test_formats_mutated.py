@@ -42,10 +42,10 @@ def test_writers_leave_the_messages_they_write_unchanged() -> None:
             continue
         value = seed.value()
         fmt = HISTORY_FORMATS[seed.format]
-        messages, fields = (value, {}) if isinstance(value, list) else (value[fmt.messages_key], value)
+        messages, fields = fmt.split(value)
         if seed.lines:
             messages = JsonLines(messages)
-        neutral = fmt.read(messages, {k: v for k, v in fields.items() if k != fmt.messages_key})
+        neutral = fmt.read(messages, fields)
         before = json.dumps(neutral, sort_keys=True)
         fmt.write(ValidatedHistory(neutral))
         assert json.dumps(neutral, sort_keys=True) == before, seed.name

@@ -52,7 +52,12 @@ def _parts(seed: Seed, value: Any) -> tuple[Any, Any]:
     """A file's ``messages`` and ``system`` as a client sends them (the file itself where it is a list)."""
     if not isinstance(value, dict):
         return value, None
-    return value.get(HISTORY_FORMATS[seed.format].messages_key), value.get("system")
+    fmt = HISTORY_FORMATS[seed.format]
+    try:
+        holder = fmt.holder(value)  # an Agent Framework session keeps its messages in its state
+    except ValueError:
+        holder = value
+    return holder.get(fmt.messages_key), holder.get("system")
 
 
 @functools.cache

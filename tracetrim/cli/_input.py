@@ -10,7 +10,7 @@ from typing import Any
 
 import attrs
 
-from tracetrim._input_convert import InputError, structure_input
+from tracetrim._input_convert import structure_input
 from tracetrim.cli._errors import CliError
 from tracetrim.compactor import CompactorConfig
 from tracetrim.compactor._options import RequestFields, request_keys
@@ -104,21 +104,19 @@ def _load(source: str) -> tuple[str, Any, str]:
 
 
 def _history(name: str, data: Any, fmt: str) -> HistoryFile:
-    key = HISTORY_FORMATS[fmt].messages_key
-    keys = request_keys(HISTORY_FORMATS[fmt].provider_fields)
     if isinstance(data, list):
         return HistoryFile(name, data, fmt, document=data)
-    if not isinstance(data, dict) or not isinstance(data.get(key), list):
-        raise CliError(f"{name}: expected a list of {fmt} messages or an object with a {key!r} list")
+    keys = request_keys(HISTORY_FORMATS[fmt].provider_fields)
     try:
-        request = structure_input({k: v for k, v in data.items() if k in keys}, RequestFields)
-    except InputError as exc:
+        messages, fields = HISTORY_FORMATS[fmt].split(data)
+        request = structure_input({k: v for k, v in fields.items() if k in keys}, RequestFields)
+    except ValueError as exc:  # SnapshotError, InputError
         raise CliError(f"{name}: {exc}") from None
     return HistoryFile(
         name,
-        data[key],
+        messages,
         fmt,
-        fields={k: v for k, v in data.items() if k != key and k not in keys},
+        fields={k: v for k, v in fields.items() if k not in keys},
         document=data,
         goal=request.goal or "",
         next_action=request.next_action or "",

@@ -18,7 +18,8 @@ def whole_file(document: Mapping[str, Any], history: HistoryFile) -> Any:
 
     Unless ``changed`` that is the file's own value. Otherwise every key of the file stays, in its
     order and with its value (``info``, ``trajectory_format``, ``model``, ``tools``, ...); only the
-    message list, and a field the format's writer gives back (Anthropic's ``system``), are replaced.
+    message list, and a field the format's writer gives back (Anthropic's ``system``), are replaced,
+    where the format keeps them (an Agent Framework session's ``state["in_memory"]``).
     A field the writer needs and the file lacked is added rather than lost, last.
     """
     original = history.document
@@ -38,9 +39,11 @@ def whole_file(document: Mapping[str, Any], history: HistoryFile) -> Any:
             )
         rebuilt: list[Any] = written["messages"]
         return JsonLines(rebuilt) if isinstance(original, JsonLines) else rebuilt
-    key = HISTORY_FORMATS[history.format].messages_key
+    shape = HISTORY_FORMATS[history.format]
+    key = shape.messages_key
+    holder = shape.holder(original)
     out: dict[str, Any] = {}
-    for name, value in original.items():
+    for name, value in holder.items():
         if name == key:
             out[name] = written["messages"]
         elif name == "messages":  # the writer's "messages" is this format's list under `key`
@@ -50,7 +53,7 @@ def whole_file(document: Mapping[str, Any], history: HistoryFile) -> Any:
     for name, value in written.items():
         if name != "messages" and name not in out:
             out[name] = value
-    return out
+    return shape.with_holder(original, out)
 
 
 def render(value: Any, history: HistoryFile) -> bytes:

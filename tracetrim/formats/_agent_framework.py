@@ -49,6 +49,46 @@ def is_agent_framework_message(message: Any) -> bool:
     )
 
 
+SESSION_HISTORY = "in_memory"
+"""The ``state`` key of the history Agent Framework keeps by default (``InMemoryHistoryProvider``)."""
+
+
+def _session_histories(document: Mapping[str, Any]) -> list[str]:
+    """The ``state`` keys of a serialized ``AgentSession`` that hold a message history (``{"messages":
+    [...]}``, what an ``InMemoryHistoryProvider`` of that source id keeps)."""
+    state = document.get("state")
+    if document.get("type") != "session" or not isinstance(state, dict):
+        return []
+    return [
+        key
+        for key, value in state.items()
+        if isinstance(value, dict)
+        and isinstance(value.get("messages"), list)
+        and all(is_agent_framework_message(m) for m in value["messages"])
+    ]
+
+
+def is_agent_framework_session(document: Any) -> bool:
+    """Whether ``document`` is an ``AgentSession.to_dict()`` holding a history of Agent Framework messages."""
+    return isinstance(document, dict) and bool(_session_histories(document))
+
+
+def session_path(document: Mapping[str, Any]) -> tuple[str, ...]:
+    """Where a serialized ``AgentSession`` keeps the object holding its ``messages``: ``("state",
+    "in_memory")`` by default, or the one history provider's key; ``()`` for anything else (the file
+    is the object). A session with several histories and none the default one names them."""
+    keys = _session_histories(document)
+    if not keys:
+        return ()
+    if SESSION_HISTORY in keys or len(keys) == 1:
+        return ("state", SESSION_HISTORY if SESSION_HISTORY in keys else keys[0])
+    named = ", ".join(map(repr, keys))
+    raise SnapshotError(
+        f"an Agent Framework session with {len(keys)} message histories (state keys {named}) and none "
+        f"under {SESSION_HISTORY!r}: pass the one to compact as its own file"
+    )
+
+
 def _text_items(items: Any) -> bool:
     """Whether a result's ``items`` are all plain text items (the usual tool output)."""
     return isinstance(items, list) and all(

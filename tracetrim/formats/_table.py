@@ -15,6 +15,8 @@ from tracetrim.formats._adk import from_adk, is_adk_event, is_adk_session, to_ad
 from tracetrim.formats._agent_framework import (
     from_agent_framework,
     is_agent_framework_message,
+    is_agent_framework_session,
+    session_path,
     to_agent_framework,
 )
 from tracetrim.formats._ai_sdk import from_ai_sdk, is_ai_sdk_part, to_ai_sdk
@@ -116,6 +118,34 @@ class HistoryFormat:
     provider_fields: tuple[str, ...] = ()
     """Top-level keys the format uses for itself where tracetrim reads a request field of the same
     name (an Ollama body's ``options``): kept with the file, never read as tracetrim's."""
+    locate: Callable[[Mapping[str, Any]], tuple[str, ...]] | None = None
+    """The keys leading from a file object down to the object that holds ``messages_key``, where that
+    is not the file itself (an Agent Framework session's ``("state", "in_memory")``)."""
+
+    def holder(self, document: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The object of a file that holds its ``messages_key`` list and the history's other fields: the
+        file itself, or what `locate` leads to. Raises `SnapshotError` for a file it cannot place."""
+        for key in self.locate(document) if self.locate is not None else ():
+            document = document[key]
+        return document
+
+    def split(self, document: Any) -> tuple[list[Any], dict[str, Any]]:
+        """A file's message list (the file itself when it is a list) and the history's other fields (the
+        `holder`'s other keys), as `read` takes them. Raises `SnapshotError` naming what is missing."""
+        if isinstance(document, list):
+            return document, {}
+        holder = self.holder(document) if isinstance(document, Mapping) else None
+        if not isinstance(holder, Mapping) or not isinstance(holder.get(self.messages_key), list):
+            raise SnapshotError(
+                f"expected a list of {self.name} messages or an object with a {self.messages_key!r} list"
+            )
+        return holder[self.messages_key], {k: v for k, v in holder.items() if k != self.messages_key}
+
+    def with_holder(self, document: Mapping[str, Any], holder: Mapping[str, Any]) -> dict[str, Any]:
+        """``document`` with the object `holder` found replaced by ``holder``; every other key stays, in
+        its order and with its value."""
+        path = self.locate(document) if self.locate is not None else ()
+        return _replaced(document, path, holder)
 
     def read(self, messages: Sequence[Any], fields: Mapping[str, Any] | None = None) -> list[Message]:
         """``messages`` in this format as neutral messages; ``fields`` are the file's other keys (Anthropic's
@@ -149,6 +179,14 @@ class HistoryFormat:
         """What `write` gives, as one JSON value: the message list alone where that is all there is."""
         fields = self.write(messages)
         return fields["messages"] if set(fields) == {"messages"} else fields
+
+
+def _replaced(document: Mapping[str, Any], path: Sequence[str], value: Mapping[str, Any]) -> dict[str, Any]:
+    """``document`` with the object at ``path`` replaced by ``value``, the objects on the way copied."""
+    if not path:
+        return dict(value)
+    head, *rest = path
+    return {k: _replaced(v, rest, value) if k == head else v for k, v in document.items()}
 
 
 def _one_arg(read: Callable[[Sequence[Any]], list[Message]]) -> _Reader:
@@ -242,6 +280,7 @@ _TABLE = (
         "function_result; what its own compaction excluded kept in place)",
         _one_arg(from_agent_framework),
         to_agent_framework,
+        locate=session_path,
     ),
     HistoryFormat(
         "pydantic-ai",
@@ -634,7 +673,8 @@ def detect_format(data: Any) -> str:
     A SWE-agent ``.traj`` has ``history``; a tau-bench item ``traj``; a mini-swe-agent file string
     messages with bash blocks; a top-level ``system`` beside ``messages`` means Anthropic; ``input``
     without ``messages`` a Responses request, ``contents`` a Gemini one; ``steps`` with
-    ``schema_version`` ATIF; ``task_id`` beside ``messages`` a tau2 simulation. A list of Codex
+    ``schema_version`` ATIF; ``task_id`` beside ``messages`` a tau2 simulation; ``type: "session"`` with
+    a ``state`` history an Agent Framework session. A list of Codex
     rollout lines, OpenHands events, ATIF steps or Claude Code entries is told by those shapes (which
     stay when compaction drops every tool pair); any other list by its messages (`detect_messages`).
     A list of whole trajectories (or a tau2 results file) raises `TrajectoryListError`, since one
@@ -658,6 +698,8 @@ def detect_format(data: Any) -> str:
             "schema_version" in data or isinstance(data.get("agent"), dict)
         ):
             return "atif"
+        if is_agent_framework_session(data):
+            return "agent-framework"
         messages = data.get("messages")
         if not isinstance(messages, list) and is_adk_session(data):
             return "adk"

@@ -202,7 +202,9 @@ def from_file(
         try:
             kind = detect_format(item) if fmt == "auto" else fmt
             spec = HISTORY_FORMATS[kind]
-            raw, fields = _messages_and_fields(item, spec.messages_key, request_keys(spec.provider_fields))
+            raw, fields = spec.split(item)
+            requested = request_keys(spec.provider_fields)
+            fields = {k: v for k, v in fields.items() if k not in requested}
             messages = as_seen(validate_messages(spec.read(raw, fields)))
         except ValueError as exc:  # FormatError, SnapshotError, FieldValueError
             raise FieldValueError(f"{label if listed else source}: {exc}") from None
@@ -215,15 +217,3 @@ def from_file(
             tools = named_tools or frozenset(spec.default_tools) or None
         out.append(Trajectory(label, kind, label, messages, tools))
     return out
-
-
-def _messages_and_fields(
-    item: object, key: str, requested: frozenset[str]
-) -> tuple[list[object], dict[str, object]]:
-    """A history's messages (the item itself when it is a list) and its other keys but ``requested``
-    (tracetrim's request fields)."""
-    if isinstance(item, list):
-        return item, {}
-    if isinstance(item, dict) and isinstance(item.get(key), list):
-        return item[key], {k: v for k, v in item.items() if k != key and k not in requested}
-    raise FieldValueError(f"expected a list of messages or an object with a {key!r} list")
