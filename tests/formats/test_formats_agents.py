@@ -58,6 +58,7 @@ FILES = [
     ("cline_history_text_tools.json", "cline", ("read_file", "execute_command", "search_files")),
     ("agent_framework_messages.json", "agent-framework", ("read_file", "run")),
     ("agent_framework_session.json", "agent-framework", ("read_file", "run")),
+    ("continue_session.json", "continue", ("Read", "List", "Bash", "Edit")),
 ]
 IDS = [f[0].split(".")[0] if f[1] in ("roo-code", "cline", "agent-framework") else f[1] for f in FILES]
 TOOLS = {fmt: tools for _, fmt, tools in FILES if fmt not in ("roo-code", "cline")}

@@ -105,6 +105,7 @@ def test_the_table_covers_every_format_and_its_views_agree() -> None:
         "kimi-cli",
         "roo-code",
         "cline",
+        "continue",
     ]
     assert set(READERS) == set(HISTORY_FORMATS)
     assert MESSAGES_KEY == {
@@ -115,6 +116,7 @@ def test_the_table_covers_every_format_and_its_views_agree() -> None:
         "atif": "steps",
         "adk": "events",
         "openhands-v0": "history",
+        "continue": "history",
     }
     assert HISTORY_FORMATS["mini-swe-agent"].default_tools == ("bash",)
     with pytest.raises(FormatError, match=r"unknown format 'yaml'.*neutral"):

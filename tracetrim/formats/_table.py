@@ -28,6 +28,8 @@ from tracetrim.formats._cline import OBSERVING_TOOLS as CLINE_TOOLS
 from tracetrim.formats._cline import from_cline, is_cline_history, to_cline
 from tracetrim.formats._codex import from_codex, is_codex_rollout, to_codex
 from tracetrim.formats._common import ValidatedHistory, require_sequence, tag
+from tracetrim.formats._continue import OBSERVING_TOOLS as CONTINUE_TOOLS
+from tracetrim.formats._continue import from_continue, is_continue_history, to_continue
 from tracetrim.formats._gemini import GEMINI_SYSTEM, from_gemini, is_gemini_content, to_gemini
 from tracetrim.formats._gemini_cli import (
     from_gemini_cli,
@@ -426,6 +428,15 @@ _TABLE = (
         _messages_only(to_cline),
         default_tools=CLINE_TOOLS,
     ),
+    HistoryFormat(
+        "continue",
+        "a Continue session (~/.continue/sessions/<id>.json, as its CLI and IDE extensions save it: history "
+        "items whose assistant messages hold their calls' results in toolCallStates)",
+        _body(_one_arg(from_continue), key="history", after=("workspaceDirectory",)),
+        _body_writer(_messages_only(to_continue)),
+        messages_key="history",
+        default_tools=CONTINUE_TOOLS,
+    ),
 )
 
 HISTORY_FORMATS: Mapping[str, HistoryFormat] = MappingProxyType({f.name: f for f in _TABLE})
@@ -619,10 +630,12 @@ def trajectory_items(data: Any) -> list[Any]:
 
 def _history_kind(history: list[Any]) -> str | None:
     """Whose ``history`` a file holds: an OpenHands V0 evaluation line's events, or a SWE-agent
-    ``.traj``'s messages (which carry a ``role``); None for another tool's ``history`` (a Continue
-    session's items, say), which no format here reads."""
+    ``.traj``'s messages (which carry a ``role``), or a Continue session's items (a ``message`` and
+    ``contextItems`` each); None for another tool's ``history``, which no format here reads."""
     if history and all(is_openhands_v0_event(e) for e in history):
         return "openhands-v0"
+    if is_continue_history(history):
+        return "continue"
     if not history or any(isinstance(e, dict) and "role" in e for e in history):
         return "swe-agent"
     return None
@@ -670,13 +683,14 @@ def _chat_only(messages: Sequence[Any]) -> bool:
 def detect_format(data: Any) -> str:
     """The format of a parsed history file (a message list or an object holding one), told by shape.
 
-    A SWE-agent ``.traj`` has ``history``; a tau-bench item ``traj``; a mini-swe-agent file string
-    messages with bash blocks; a top-level ``system`` beside ``messages`` means Anthropic; ``input``
-    without ``messages`` a Responses request, ``contents`` a Gemini one; ``steps`` with
-    ``schema_version`` ATIF; ``task_id`` beside ``messages`` a tau2 simulation; ``type: "session"`` with
-    a ``state`` history an Agent Framework session. A list of Codex
-    rollout lines, OpenHands events, ATIF steps or Claude Code entries is told by those shapes (which
-    stay when compaction drops every tool pair); any other list by its messages (`detect_messages`).
+    A SWE-agent ``.traj`` has ``history`` (a Continue session too, of items that hold messages); a
+    tau-bench item ``traj``; a mini-swe-agent file string messages with bash blocks; a top-level
+    ``system`` beside ``messages`` means Anthropic; ``input`` without ``messages`` a Responses request,
+    ``contents`` a Gemini one; ``steps`` with ``schema_version`` ATIF; ``task_id`` beside ``messages`` a
+    tau2 simulation; ``type: "session"`` with a ``state`` history an Agent Framework session. A list of
+    Codex rollout lines, OpenHands events, ATIF steps or Claude Code entries is told by those shapes
+    (which stay when compaction drops every tool pair); any other list by its messages
+    (`detect_messages`).
     A list of whole trajectories (or a tau2 results file) raises `TrajectoryListError`, since one
     history is wanted. What no format reads raises `FormatError` saying what it looks like and what
     is supported.
@@ -686,7 +700,9 @@ def detect_format(data: Any) -> str:
         raise TrajectoryListError(len(trajectory_items(data)), kind)
     if isinstance(data, dict):
         if isinstance(data.get("history"), list):
-            kind = _history_kind(data["history"])
+            # a Continue session with nothing in it yet is told by its own keys
+            empty_session = not data["history"] and "sessionId" in data
+            kind = "continue" if empty_session else _history_kind(data["history"])
             if kind is None:
                 raise _unsupported(data)
             return kind
