@@ -1515,3 +1515,54 @@ def _af_message(role: str, contents: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _af_text(draw: st.DrawFn) -> dict[str, Any]:
     return {"type": "text", "text": draw(_text), "additional_properties": {}}
+
+
+_CONTINUE_TOOLS = st.sampled_from(["Read", "List", "Bash", "read_file", "run_terminal_command"])
+
+
+@st.composite
+def continue_histories(draw: st.DrawFn) -> dict[str, Any]:
+    """A Continue session as its CLI and IDE extensions save it: user items with context items, assistant
+    items whose ``toolCalls`` (zero to three) are answered by their ``toolCallStates`` (``done`` or
+    ``errored``, one output item of text; now and then a cancelled call without output, or two output
+    items), thinking items, and an answer."""
+    ids = _Ids()
+    history: list[dict[str, Any]] = []
+    context = [{"name": "a.py", "description": "a.py", "content": draw(_text)}] if draw(st.booleans()) else []
+    history.append({"message": {"role": "user", "content": draw(_text)}, "contextItems": context})
+    for _ in range(draw(st.integers(1, 6))):
+        if draw(st.integers(0, 5)) == 0:
+            history.append({"message": {"role": "thinking", "content": draw(_text)}, "contextItems": []})
+        calls, states = [], []
+        for _ in range(draw(st.integers(0, 3))):
+            n = ids.next()
+            call = {
+                "id": f"call_{n:04d}",
+                "type": "function",
+                "function": {"name": draw(_CONTINUE_TOOLS), "arguments": json.dumps(_args(draw, n))},
+            }
+            calls.append(call)
+            state: dict[str, Any] = {"toolCallId": call["id"], "toolCall": call, "status": "done"}
+            state["parsedArgs"] = json.loads(call["function"]["arguments"])
+            shape = draw(st.integers(0, 9))
+            if shape == 0:  # cancelled before it ran
+                state["status"] = "canceled"
+            else:
+                item = {"content": _output(draw, call["id"]), "name": "Tool Result", "description": "Result"}
+                state["output"] = [item, {**item, "content": draw(_text)}] if shape == 1 else [item]
+                state["status"] = "errored" if shape == 2 else "done"
+            states.append(state)
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": draw(st.sampled_from(["", "Let me look."])),
+        }
+        item: dict[str, Any] = {"message": message, "contextItems": []}
+        if calls:
+            message["toolCalls"] = calls
+            item["toolCallStates"] = states
+        else:
+            message["content"] = draw(_text)
+        history.append(item)
+        if draw(st.booleans()):
+            history.append({"message": {"role": "user", "content": draw(_text)}, "contextItems": []})
+    return {"sessionId": "9b2f", "title": "t", "workspaceDirectory": "/w", "history": history}

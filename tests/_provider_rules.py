@@ -966,3 +966,33 @@ def cline_sent(items: Sequence[Mapping[str, Any]], deleted: Sequence[int] | None
     each without Cline's own fields (``convertClineStorageToAnthropicMessage``)."""
     kept = list(items) if deleted is None else [*items[:2], *items[deleted[1] + 1 :]]
     return [{"role": m["role"], "content": m["content"]} for m in kept]
+
+
+def continue_sent(history: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The chat-completions messages Continue's CLI sends from a session's ``history``: a port of its
+    ``convertFromUnifiedHistory`` (``core/util/messageConversion.ts``; a stand-in, the real CLI runs in
+    ``tests/formats/test_continue_resumes.py``): each item's message (a user's ``contextItems`` before its
+    text, ``toolCalls`` as ``tool_calls``, a thinking item as assistant text), then one ``tool`` message
+    per ``toolCallStates`` entry, its output items' contents joined by a newline, "Tool cancelled" without
+    one."""
+    out: list[dict[str, Any]] = []
+    for item in history:
+        message = item["message"]
+        role = "assistant" if message["role"] == "thinking" else message["role"]
+        sent: dict[str, Any] = {"role": role, "content": message["content"]}
+        if role == "user" and item.get("contextItems") and isinstance(message["content"], str):
+            context = "".join(
+                f'<context name="{c["name"]}">\n{c["content"]}\n</context>\n\n' for c in item["contextItems"]
+            )
+            sent["content"] = context + message["content"]
+        if message["role"] == "assistant" and message.get("toolCalls"):
+            sent["tool_calls"] = [
+                {"id": c["id"], "type": "function", "function": dict(c["function"])}
+                for c in message["toolCalls"]
+            ]
+        out.append(sent)
+        for state in item.get("toolCallStates") or ():
+            output = state.get("output")
+            content = "\n".join(o["content"] for o in output) if output else "Tool cancelled"
+            out.append({"role": "tool", "content": content, "tool_call_id": state["toolCallId"]})
+    return out

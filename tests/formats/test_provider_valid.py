@@ -637,3 +637,24 @@ def test_cline_histories_keep_every_message_and_block_in_its_place(
     rules.check_calls_as_sent("anthropic", written, sent)
     rules.check_anthropic({"model": "m", "max_tokens": 1, "messages": rules.cline_sent(written, None)})
     assert detect_format(written) == "cline"
+
+
+@SETTINGS
+@given(session=histories.continue_histories(), plan=plans)
+def test_continue_sessions_stay_valid(session: dict[str, Any], plan: dict[str, Any]) -> None:
+    """What Continue sends from a compacted session keeps the chat-completions rules, its calls as first
+    sent; every state answers a call its item still holds, and the session's own keys stay."""
+    sent = copy.deepcopy(session)
+    rules.check_openai_chat(rules.continue_sent(session["history"]))  # the generator's sessions are valid
+    written = write_back("continue", session, plan)
+    assert session == sent, "the caller's session was mutated"
+    after = rules.continue_sent(written["history"])
+    rules.check_openai_chat(after)
+    rules.check_calls_as_sent("openai", after, rules.continue_sent(sent["history"]))
+    for item in written["history"]:
+        called = [c["id"] for c in item["message"].get("toolCalls") or ()]
+        assert [s["toolCallId"] for s in item.get("toolCallStates") or ()] == called
+    assert {k: v for k, v in written.items() if k != "history"} == {
+        k: v for k, v in sent.items() if k != "history"
+    }
+    assert detect_format(written) == "continue"
