@@ -1525,7 +1525,7 @@ def continue_histories(draw: st.DrawFn) -> dict[str, Any]:
     """A Continue session as its CLI and IDE extensions save it: user items with context items, assistant
     items whose ``toolCalls`` (zero to three) are answered by their ``toolCallStates`` (``done`` or
     ``errored``, one output item of text; now and then a cancelled call without output, or two output
-    items), thinking items, and an answer."""
+    items), thinking items, and an answer; now and then as older versions kept it (`_older_continue`)."""
     ids = _Ids()
     history: list[dict[str, Any]] = []
     context = [{"name": "a.py", "description": "a.py", "content": draw(_text)}] if draw(st.booleans()) else []
@@ -1565,4 +1565,25 @@ def continue_histories(draw: st.DrawFn) -> dict[str, Any]:
         history.append(item)
         if draw(st.booleans()):
             history.append({"message": {"role": "user", "content": draw(_text)}, "contextItems": []})
+    if draw(st.integers(0, 3)) == 0:
+        history = _older_continue(history)
     return {"sessionId": "9b2f", "title": "t", "workspaceDirectory": "/w", "history": history}
+
+
+def _older_continue(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``history`` as older Continue versions kept it: each result a ``tool`` item after its call's item,
+    one ``toolCallState`` an item (a cancelled call's result Continue's message for it)."""
+    out: list[dict[str, Any]] = []
+    for item in history:
+        states = item.get("toolCallStates")
+        if not states:
+            out.append(item)
+            continue
+        older = {k: v for k, v in item.items() if k != "toolCallStates"}
+        older["toolCallState"] = {k: v for k, v in states[0].items() if k != "output"}
+        out.append(older)
+        for state in states:
+            content = "\n".join(o["content"] for o in state.get("output") or ()) or "Tool cancelled"
+            tool = {"role": "tool", "content": content, "toolCallId": state["toolCallId"]}
+            out.append({"message": tool, "contextItems": []})
+    return out

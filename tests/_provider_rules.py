@@ -972,7 +972,8 @@ def continue_sent(history: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The chat-completions messages Continue's CLI sends from a session's ``history``: a port of its
     ``convertFromUnifiedHistory`` (``core/util/messageConversion.ts``; a stand-in, the real CLI runs in
     ``tests/formats/test_continue_resumes.py``): each item's message (a user's ``contextItems`` before its
-    text, ``toolCalls`` as ``tool_calls``, a thinking item as assistant text), then one ``tool`` message
+    text, ``toolCalls`` as ``tool_calls``, a thinking item as assistant text, an older session's ``tool``
+    item as a ``tool`` message), then one ``tool`` message
     per ``toolCallStates`` entry, its output items' contents joined by a newline, "Tool cancelled" without
     one."""
     out: list[dict[str, Any]] = []
@@ -980,6 +981,8 @@ def continue_sent(history: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         message = item["message"]
         role = "assistant" if message["role"] == "thinking" else message["role"]
         sent: dict[str, Any] = {"role": role, "content": message["content"]}
+        if role == "tool":  # an older session's result, an item of its own
+            sent["tool_call_id"] = message["toolCallId"]
         if role == "user" and item.get("contextItems") and isinstance(message["content"], str):
             context = "".join(
                 f'<context name="{c["name"]}">\n{c["content"]}\n</context>\n\n' for c in item["contextItems"]

@@ -85,6 +85,50 @@ def test_continue_goes_on_from_what_tracetrim_writes(
         assert sum("tracetrim" in json.dumps(r) for r in _sent_results(after).values()) >= 2  # the long ones
 
 
+def _older(document: dict[str, Any]) -> dict[str, Any]:
+    """``document`` as older Continue versions kept a session: each result a ``tool`` item of its own after
+    its call's item, and one ``toolCallState`` an item (Continue's CLI still sends such files' ``tool``
+    items as they are)."""
+    history: list[dict[str, Any]] = []
+    for item in document["history"]:
+        states = item.get("toolCallStates")
+        if not states:
+            history.append(item)
+            continue
+        older = {k: v for k, v in item.items() if k != "toolCallStates"}
+        older["toolCallState"] = {k: v for k, v in states[0].items() if k != "output"}
+        history.append(older)
+        for state in states:
+            content = "\n".join(o["content"] for o in state["output"])
+            tool = {"role": "tool", "content": content, "toolCallId": state["toolCallId"]}
+            history.append({"message": tool, "contextItems": []})
+    return {**document, "history": history}
+
+
+@pytest.mark.parametrize("plan", ["drop-all", "shorten-all", "mixed"])
+def test_continue_goes_on_from_older_sessions_tracetrim_writes(
+    plan: str, sent_before: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    """Results kept as ``tool`` items are judged as results: a dropped call takes its item (and its
+    item's ``toolCallState``) with it, a shortened one is shortened there."""
+    session = _older(_session())
+    # the same request as the new shape (the system prompt names the folder Continue ran in)
+    assert going_on(session, tmp_path / "before")[1:] == sent_before[1:]
+    neutral = CONTINUE.read(*CONTINUE.split(session))
+    assert said(neutral, "tool_call") == said(neutral, "tool_result") == [f"call_0{k}" for k in range(1, 8)]
+    written = write_back("continue", session, RESUME_PLANS[plan])
+    after = going_on(written, tmp_path / "after")
+    check_openai_chat(after)
+    kept = _kept_calls(written)
+    assert set(_sent_calls(after)) == set(_sent_results(after)) == kept
+    assert (kept < set(_sent_calls(sent_before))) == (plan != "shorten-all")
+    for item in written["history"]:
+        single = item.get("toolCallState")
+        assert single is None or single["toolCallId"] in kept
+    if plan == "shorten-all":
+        assert "tracetrim" in json.dumps([r for r in _sent_results(after).values()])
+
+
 def test_a_history_from_elsewhere_is_a_session_continue_goes_on_from(tmp_path: Path) -> None:
     """An OpenAI chat history and an AgentScope one written as a Continue session: every call and result
     in what Continue sends."""

@@ -653,7 +653,9 @@ def test_continue_sessions_stay_valid(session: dict[str, Any], plan: dict[str, A
     rules.check_calls_as_sent("openai", after, rules.continue_sent(sent["history"]))
     for item in written["history"]:
         called = [c["id"] for c in item["message"].get("toolCalls") or ()]
-        assert [s["toolCallId"] for s in item.get("toolCallStates") or ()] == called
+        assert [s["toolCallId"] for s in item.get("toolCallStates") or ()] in ([], called)
+        single = item.get("toolCallState")
+        assert single is None or single["toolCallId"] in called
     assert {k: v for k, v in written.items() if k != "history"} == {
         k: v for k, v in sent.items() if k != "history"
     }

@@ -28,6 +28,8 @@ _STATES = "states"
 content left out (the result block holds it)."""
 _UNMATCHED = "unmatched"
 """Format metadata of an assistant item's message: states whose call its message does not hold."""
+_TOOL = "tool"
+"""Format metadata marking a message read from a ``tool`` item (older sessions kept each result so)."""
 _RESULTS = "results"
 """Format metadata marking the message that holds an assistant item's results."""
 OBSERVING_TOOLS = (
@@ -138,8 +140,11 @@ def _result(state: dict[str, Any], name: str) -> tuple[Block, dict[str, Any]]:
     return block, copy.deepcopy(state)
 
 
-def _assistant(item: dict[str, Any], message: dict[str, Any], i: int, seen: dict[str, int]) -> list[Message]:
-    """An assistant item as its turn (text and calls) and, when it has results, their message."""
+def _assistant(
+    item: dict[str, Any], message: dict[str, Any], i: int, seen: dict[str, int], answered: set[str]
+) -> tuple[list[Message], dict[str, str]]:
+    """An assistant item as its turn (text and calls) and, when it has results, their message; and the
+    names of its calls (``answered`` gains those its states answer)."""
     meta: dict[str, Any] = {}
     blocks = _text_blocks(message.get("content", ""), i, meta)
     calls = message.get("toolCalls")
@@ -161,6 +166,7 @@ def _assistant(item: dict[str, Any], message: dict[str, Any], i: int, seen: dict
         call_id = state.get("toolCallId")
         if isinstance(call_id, str) and call_id in names:
             block, shape = _result(state, names[call_id])
+            answered.add(call_id)
             results.append(block)
             kept.append(shape)
         else:  # a state whose call is not in the message: Continue sends none of it; kept as it is
@@ -173,9 +179,23 @@ def _assistant(item: dict[str, Any], message: dict[str, Any], i: int, seen: dict
         {"id": common.message_id("ct-", item, seen, i), "role": "assistant", "content": blocks}, FORMAT, meta
     )
     if not results:
-        return [turn]
+        return [turn], names
     answers: Message = {"id": f"{turn['id']}-results", "role": "assistant", "content": results}
-    return [turn, common.attach_meta(answers, FORMAT, {_RESULTS: True})]
+    return [turn, common.attach_meta(answers, FORMAT, {_RESULTS: True})], names
+
+
+def _tool(item: dict[str, Any], message: dict[str, Any], i: int, seen: dict[str, int], name: str) -> Message:
+    """A ``tool`` item (how older sessions kept a result) as a message holding its result."""
+    call_id = message["toolCallId"]
+    output = common.result_output(message.get("content"), FORMAT, "a tool item", message=i)
+    block: Block = {"type": "tool_result", "id": call_id, "name": name, "output": output, "state": "success"}
+    meta = {_TOOL: True, _ITEM: {**_without(item), "message": _without(message, "content")}}
+    neutral: Message = {
+        "id": common.message_id("ct-", item, seen, i),
+        "role": "assistant",
+        "content": [block],
+    }
+    return common.attach_meta(neutral, FORMAT, meta)
 
 
 def from_continue(items: Sequence[Any]) -> list[Message]:
@@ -184,19 +204,28 @@ def from_continue(items: Sequence[Any]) -> list[Message]:
     A user or system item is one message (its ``contextItems`` and other fields ride along); an
     assistant item is its turn (text and ``toolCalls``) followed, when its calls have states, by a
     message of their results (each state's output; one context item of text is the result a plan may
-    shorten, any other output is kept as it is). Thinking items, and items of a role Continue adds
-    later, are carried in place, never judged. Ids are derived from each item's content.
+    shorten, any other output is kept as it is). A ``tool`` item answering a call no state answered (how
+    older sessions kept results) is a message holding that result. Thinking items, and items of a role
+    Continue adds later, are carried in place, never judged. Ids are derived from each item's content.
     """
     common.require_sequence(items, "a Continue session's history", "items")
     seen: dict[str, int] = {}
     run = CarrierRun(FORMAT, seen)
+    names: dict[str, str] = {}
+    answered: set[str] = set()
     for i, item in enumerate(items):
         item = common.require_dict(item, "a history item", message=i)
         message = common.require_dict(item.get("message"), "an item's message", message=i, field="message")
         role = message.get("role")
+        call_id = message.get("toolCallId")
         if role == "assistant":
-            for neutral in _assistant(item, message, i, seen):
+            turn, called = _assistant(item, message, i, seen, answered)
+            names.update(called)
+            for neutral in turn:
                 run.add(neutral)
+        elif role == "tool" and isinstance(call_id, str) and call_id in names and call_id not in answered:
+            answered.add(call_id)
+            run.add(_tool(item, message, i, seen, names[call_id]))
         elif role in ("user", "system"):
             meta: dict[str, Any] = {}
             blocks = _text_blocks(message.get("content", ""), i, meta)
@@ -293,7 +322,24 @@ class _Turn:
             return _filled(
                 {"message": None, "contextItems": []}, message=message, toolCallStates=states or None
             )
+        single = shape.get("toolCallState")  # older sessions' one state a turn goes with its call
+        if isinstance(single, dict) and single.get("toolCallId") not in {c["id"] for c in self.calls}:
+            return _filled(shape, message=message, toolCallStates=states or None, toolCallState=None)
         return _filled(shape, message=message, toolCallStates=states or None)
+
+
+def _tool_item(shape: Mapping[str, Any], blocks: Sequence[Block], i: int) -> dict[str, Any]:
+    """A ``tool`` item as read, holding its result's output as the plan left it."""
+    (j, block), *rest = [(j, b) for j, b in enumerate(blocks) if b["type"] == "tool_result"]
+    if rest or len(blocks) != 1:
+        raise SnapshotError("a tool item holds its one result and nothing else", message=i)
+    output = block["output"]
+    content = (
+        output
+        if isinstance(output, str)
+        else [common.written_part(b, FORMAT, "Continue", i, j) for b in output]
+    )
+    return _filled(shape, message=_filled(shape["message"], content=content))
 
 
 def to_continue(messages: Sequence[Any]) -> list[Any]:
@@ -325,6 +371,10 @@ def to_continue(messages: Sequence[Any]) -> list[Any]:
             continue
         meta = common.format_meta(message, FORMAT)
         blocks = message["content"]
+        if meta.get(_TOOL):
+            close()
+            out.append(_tool_item(meta[_ITEM], blocks, i))
+            continue
         if message["role"] != "assistant":
             close()
             shape = meta.get(_ITEM)
