@@ -1525,7 +1525,8 @@ def continue_histories(draw: st.DrawFn) -> dict[str, Any]:
     """A Continue session as its CLI and IDE extensions save it: user items with context items, assistant
     items whose ``toolCalls`` (zero to three) are answered by their ``toolCallStates`` (``done`` or
     ``errored``, one output item of text; now and then a cancelled call without output, or two output
-    items), thinking items, and an answer; now and then as older versions kept it (`_older_continue`)."""
+    items), thinking items, and an answer; now and then as older versions kept it
+    (`older_continue_history`)."""
     ids = _Ids()
     history: list[dict[str, Any]] = []
     context = [{"name": "a.py", "description": "a.py", "content": draw(_text)}] if draw(st.booleans()) else []
@@ -1566,11 +1567,11 @@ def continue_histories(draw: st.DrawFn) -> dict[str, Any]:
         if draw(st.booleans()):
             history.append({"message": {"role": "user", "content": draw(_text)}, "contextItems": []})
     if draw(st.integers(0, 3)) == 0:
-        history = _older_continue(history)
+        history = older_continue_history(history)
     return {"sessionId": "9b2f", "title": "t", "workspaceDirectory": "/w", "history": history}
 
 
-def _older_continue(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def older_continue_history(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``history`` as older Continue versions kept it: each result a ``tool`` item after its call's item,
     one ``toolCallState`` an item (a cancelled call's result Continue's message for it)."""
     out: list[dict[str, Any]] = []

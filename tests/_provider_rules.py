@@ -999,3 +999,13 @@ def continue_sent(history: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             content = "\n".join(o["content"] for o in output) if output else "Tool cancelled"
             out.append({"role": "tool", "content": content, "tool_call_id": state["toolCallId"]})
     return out
+
+
+def chat_calls(messages: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    """The ``tool_calls`` entries of chat-completions ``messages``, by id."""
+    return {c["id"]: c for m in messages if m["role"] == "assistant" for c in m.get("tool_calls") or ()}
+
+
+def chat_results(messages: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    """The ``tool`` messages of chat-completions ``messages``, by the call they answer."""
+    return {m["tool_call_id"]: m for m in messages if m["role"] == "tool"}

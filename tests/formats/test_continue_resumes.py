@@ -22,7 +22,8 @@ import pytest
 from tests._compact_plans import RESUME_PLANS, write_back
 from tests._continue_runs import CLI, FIXTURE, going_on, session_cn_writes
 from tests._foreign_histories import foreign_histories, said
-from tests._provider_rules import check_openai_chat
+from tests._provider_histories import older_continue_history
+from tests._provider_rules import chat_calls, chat_results, check_openai_chat
 from tests.conftest import service_unavailable
 from tracetrim._snapshot import SnapshotError
 from tracetrim.cli import main
@@ -39,14 +40,6 @@ def _cli() -> None:
 def _session() -> dict[str, Any]:
     document: dict[str, Any] = json.loads(FIXTURE.read_text(encoding="utf-8"))
     return document
-
-
-def _sent_calls(messages: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    return {c["id"]: c for m in messages if m["role"] == "assistant" for c in m.get("tool_calls") or ()}
-
-
-def _sent_results(messages: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    return {m["tool_call_id"]: m for m in messages if m["role"] == "tool"}
 
 
 def _kept_calls(document: dict[str, Any]) -> set[str]:
@@ -72,37 +65,17 @@ def test_continue_goes_on_from_what_tracetrim_writes(
     after = going_on(written, tmp_path)
     check_openai_chat(sent_before)
     check_openai_chat(after)
-    calls, results = _sent_calls(sent_before), _sent_results(sent_before)
-    assert set(_sent_calls(after)) == set(calls) & _kept_calls(written)
-    for call_id, call in _sent_calls(after).items():
+    calls, results = chat_calls(sent_before), chat_results(sent_before)
+    assert set(chat_calls(after)) == set(calls) & _kept_calls(written)
+    for call_id, call in chat_calls(after).items():
         assert call == calls[call_id]
-    for call_id, result in _sent_results(after).items():
+    for call_id, result in chat_results(after).items():
         assert result == results[call_id] or "tracetrim" in json.dumps(result), call_id
     if plan == "drop-all":  # each dropped call leaves its tombstone in what Continue sends
         dropped = set(calls) - _kept_calls(written)
         assert dropped and json.dumps(after).count("[tracetrim: dropped") == len(dropped)
     if plan == "shorten-all":
-        assert sum("tracetrim" in json.dumps(r) for r in _sent_results(after).values()) >= 2  # the long ones
-
-
-def _older(document: dict[str, Any]) -> dict[str, Any]:
-    """``document`` as older Continue versions kept a session: each result a ``tool`` item of its own after
-    its call's item, and one ``toolCallState`` an item (Continue's CLI still sends such files' ``tool``
-    items as they are)."""
-    history: list[dict[str, Any]] = []
-    for item in document["history"]:
-        states = item.get("toolCallStates")
-        if not states:
-            history.append(item)
-            continue
-        older = {k: v for k, v in item.items() if k != "toolCallStates"}
-        older["toolCallState"] = {k: v for k, v in states[0].items() if k != "output"}
-        history.append(older)
-        for state in states:
-            content = "\n".join(o["content"] for o in state["output"])
-            tool = {"role": "tool", "content": content, "toolCallId": state["toolCallId"]}
-            history.append({"message": tool, "contextItems": []})
-    return {**document, "history": history}
+        assert sum("tracetrim" in json.dumps(r) for r in chat_results(after).values()) >= 2  # the long ones
 
 
 @pytest.mark.parametrize("plan", ["drop-all", "shorten-all", "mixed"])
@@ -111,7 +84,8 @@ def test_continue_goes_on_from_older_sessions_tracetrim_writes(
 ) -> None:
     """Results kept as ``tool`` items are judged as results: a dropped call takes its item (and its
     item's ``toolCallState``) with it, a shortened one is shortened there."""
-    session = _older(_session())
+    session = _session()
+    session = {**session, "history": older_continue_history(session["history"])}
     # the same request as the new shape (the system prompt names the folder Continue ran in)
     assert going_on(session, tmp_path / "before")[1:] == sent_before[1:]
     neutral = CONTINUE.read(*CONTINUE.split(session))
@@ -120,13 +94,13 @@ def test_continue_goes_on_from_older_sessions_tracetrim_writes(
     after = going_on(written, tmp_path / "after")
     check_openai_chat(after)
     kept = _kept_calls(written)
-    assert set(_sent_calls(after)) == set(_sent_results(after)) == kept
-    assert (kept < set(_sent_calls(sent_before))) == (plan != "shorten-all")
+    assert set(chat_calls(after)) == set(chat_results(after)) == kept
+    assert (kept < set(chat_calls(sent_before))) == (plan != "shorten-all")
     for item in written["history"]:
         single = item.get("toolCallState")
         assert single is None or single["toolCallId"] in kept
     if plan == "shorten-all":
-        assert "tracetrim" in json.dumps([r for r in _sent_results(after).values()])
+        assert "tracetrim" in json.dumps([r for r in chat_results(after).values()])
 
 
 def test_a_history_from_elsewhere_is_a_session_continue_goes_on_from(tmp_path: Path) -> None:
@@ -140,8 +114,8 @@ def test_a_history_from_elsewhere_is_a_session_continue_goes_on_from(tmp_path: P
         assert detect_format(document) == "continue"
         messages = going_on(document, tmp_path / name)
         check_openai_chat(messages)
-        assert set(_sent_calls(messages)) == set(said(neutral, "tool_call"))
-        assert set(_sent_results(messages)) == set(said(neutral, "tool_result"))
+        assert set(chat_calls(messages)) == set(said(neutral, "tool_call"))
+        assert set(chat_results(messages)) == set(said(neutral, "tool_result"))
 
 
 def test_a_session_continue_writes_now_reads_and_writes_back_whole(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ import pytest
 import tracetrim as tt
 from tests._compact_plans import RESUME_PLANS, written_with
 from tests._foreign_histories import foreign_histories, said
-from tests._provider_rules import check_openai_chat
+from tests._provider_rules import chat_calls, chat_results, check_openai_chat
 from tests._qwen_code_runs import CLI, FIXTURE, INSTALL, going_on, moved, resumed, session_qwen_writes
 from tests.conftest import service_unavailable
 from tracetrim.cli import main
@@ -39,14 +39,6 @@ def _cli() -> None:
 
 def _lines() -> list[dict[str, Any]]:
     return [json.loads(line) for line in FIXTURE.read_text(encoding="utf-8").splitlines()]
-
-
-def _sent_calls(messages: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    return {c["id"]: c for m in messages if m["role"] == "assistant" for c in m.get("tool_calls") or ()}
-
-
-def _sent_results(messages: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    return {m["tool_call_id"]: m for m in messages if m["role"] == "tool"}
 
 
 def _kept_calls(records: list[Any]) -> set[str]:
@@ -77,11 +69,11 @@ def test_qwen_code_resumes_what_tracetrim_writes(
     after = resumed(moved(written, tmp_path / "work"), tmp_path)
     check_openai_chat(sent_before)
     check_openai_chat(after)
-    calls, results = _sent_calls(sent_before), _sent_results(sent_before)
-    assert set(_sent_calls(after)) == set(calls) & _kept_calls(written)
-    for call_id, call in _sent_calls(after).items():
+    calls, results = chat_calls(sent_before), chat_results(sent_before)
+    assert set(chat_calls(after)) == set(calls) & _kept_calls(written)
+    for call_id, call in chat_calls(after).items():
         assert call == calls[call_id]
-    for call_id, result in _sent_results(after).items():
+    for call_id, result in chat_results(after).items():
         assert result == results[call_id] or "tracetrim" in json.dumps(result), call_id
     if plan == "drop-all":  # each dropped call leaves its tombstone in what Qwen Code sends
         dropped = set(calls) - _kept_calls(written)
@@ -99,8 +91,8 @@ def test_a_history_from_elsewhere_is_a_session_qwen_code_resumes(tmp_path: Path)
         home = tmp_path / name
         messages = resumed(moved(records, home / "work"), home)
         check_openai_chat(messages)
-        assert set(_sent_calls(messages)) == set(said(neutral, "tool_call"))
-        assert set(_sent_results(messages)) == set(said(neutral, "tool_result"))
+        assert set(chat_calls(messages)) == set(said(neutral, "tool_call"))
+        assert set(chat_results(messages)) == set(said(neutral, "tool_result"))
 
 
 def test_a_session_qwen_code_writes_now_reads_and_writes_back_whole(tmp_path: Path) -> None:

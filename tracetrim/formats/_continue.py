@@ -98,6 +98,7 @@ def _text_blocks(content: Any, i: int, meta: dict[str, Any]) -> list[Block]:
 
 
 def _call(call: Any, i: int) -> Block:
+    """One of a message's ``toolCalls`` as a tool_call block (its arguments the JSON text sent)."""
     call = common.require_dict(call, "a tool call", message=i, field="toolCalls")
     function = common.require_dict(
         call.get("function"), "a tool call's function", message=i, field="toolCalls"
