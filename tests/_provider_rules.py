@@ -1009,3 +1009,19 @@ def chat_calls(messages: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, 
 def chat_results(messages: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
     """The ``tool`` messages of chat-completions ``messages``, by the call they answer."""
     return {m["tool_call_id"]: m for m in messages if m["role"] == "tool"}
+
+
+def check_chat_went_on(
+    before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]], kept: set[str]
+) -> None:
+    """What an agent sent going on from a compacted file (``after``), against what it sent from the file
+    as recorded (``before``): both keep the chat-completions rules, exactly the calls the file ``kept``
+    are sent, each as first sent, and every result as first sent or marked by tracetrim."""
+    check_openai_chat(before)
+    check_openai_chat(after)
+    calls, results = chat_calls(before), chat_results(before)
+    assert set(chat_calls(after)) == set(calls) & kept
+    for call_id, call in chat_calls(after).items():
+        assert call == calls[call_id]
+    for call_id, result in chat_results(after).items():
+        assert result == results[call_id] or "tracetrim" in json.dumps(result), call_id

@@ -23,7 +23,7 @@ from tests._compact_plans import RESUME_PLANS, write_back
 from tests._continue_runs import CLI, FIXTURE, going_on, session_cn_writes
 from tests._foreign_histories import foreign_histories, said
 from tests._provider_histories import older_continue_history
-from tests._provider_rules import chat_calls, chat_results, check_openai_chat
+from tests._provider_rules import chat_calls, chat_results, check_chat_went_on, check_openai_chat
 from tests.conftest import service_unavailable
 from tracetrim._snapshot import SnapshotError
 from tracetrim.cli import main
@@ -63,16 +63,9 @@ def test_continue_goes_on_from_what_tracetrim_writes(
     assert (written == session) == (plan == "as-read")
     assert list(written) == list(session)  # sessionId, title, workspaceDirectory, history, usage
     after = going_on(written, tmp_path)
-    check_openai_chat(sent_before)
-    check_openai_chat(after)
-    calls, results = chat_calls(sent_before), chat_results(sent_before)
-    assert set(chat_calls(after)) == set(calls) & _kept_calls(written)
-    for call_id, call in chat_calls(after).items():
-        assert call == calls[call_id]
-    for call_id, result in chat_results(after).items():
-        assert result == results[call_id] or "tracetrim" in json.dumps(result), call_id
+    check_chat_went_on(sent_before, after, _kept_calls(written))
     if plan == "drop-all":  # each dropped call leaves its tombstone in what Continue sends
-        dropped = set(calls) - _kept_calls(written)
+        dropped = set(chat_calls(sent_before)) - _kept_calls(written)
         assert dropped and json.dumps(after).count("[tracetrim: dropped") == len(dropped)
     if plan == "shorten-all":
         assert sum("tracetrim" in json.dumps(r) for r in chat_results(after).values()) >= 2  # the long ones

@@ -23,7 +23,7 @@ import pytest
 import tracetrim as tt
 from tests._compact_plans import RESUME_PLANS, written_with
 from tests._foreign_histories import foreign_histories, said
-from tests._provider_rules import chat_calls, chat_results, check_openai_chat
+from tests._provider_rules import chat_calls, chat_results, check_chat_went_on, check_openai_chat
 from tests._qwen_code_runs import CLI, FIXTURE, INSTALL, going_on, moved, resumed, session_qwen_writes
 from tests.conftest import service_unavailable
 from tracetrim.cli import main
@@ -67,16 +67,9 @@ def test_qwen_code_resumes_what_tracetrim_writes(
     written = written_with("qwen-code", lines, RESUME_PLANS[plan])
     assert (written == lines) == (plan == "as-read")
     after = resumed(moved(written, tmp_path / "work"), tmp_path)
-    check_openai_chat(sent_before)
-    check_openai_chat(after)
-    calls, results = chat_calls(sent_before), chat_results(sent_before)
-    assert set(chat_calls(after)) == set(calls) & _kept_calls(written)
-    for call_id, call in chat_calls(after).items():
-        assert call == calls[call_id]
-    for call_id, result in chat_results(after).items():
-        assert result == results[call_id] or "tracetrim" in json.dumps(result), call_id
+    check_chat_went_on(sent_before, after, _kept_calls(written))
     if plan == "drop-all":  # each dropped call leaves its tombstone in what Qwen Code sends
-        dropped = set(calls) - _kept_calls(written)
+        dropped = set(chat_calls(sent_before)) - _kept_calls(written)
         assert dropped and json.dumps(after).count("[tracetrim: dropped") == len(dropped)
 
 
