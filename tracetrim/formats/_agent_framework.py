@@ -11,7 +11,6 @@ items that must stand right before the item they led to.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -104,13 +103,13 @@ def _block_metadata(content: Mapping[str, Any]) -> dict[str, Any] | None:
     """The neutral block metadata a writer left in a content's ``additional_properties``."""
     extra = content.get("additional_properties")
     metadata = extra.get(common.BLOCK_METADATA) if isinstance(extra, dict) else None
-    return copy.deepcopy(metadata) if isinstance(metadata, dict) else None
+    return common.copied(metadata) if isinstance(metadata, dict) else None
 
 
 def _shape(content: Mapping[str, Any], *fields: str) -> dict[str, Any]:
     """``content`` as sent, in its key order, its ``fields`` (the text a plan may change) left out: the
     rest of it rides with the block, so a shortened result carries no copy of the text it lost."""
-    return {key: None if key in fields else copy.deepcopy(value) for key, value in content.items()}
+    return {key: None if key in fields else common.copied(value) for key, value in content.items()}
 
 
 def _items_shape(items: Any, result: str) -> dict[str, Any]:
@@ -120,7 +119,7 @@ def _items_shape(items: Any, result: str) -> dict[str, Any]:
         return {"absent": True}
     if len(items) == 1 and items[0]["text"] == result:
         return {"one": _shape(items[0], "text")}
-    return {"many": copy.deepcopy(items)}
+    return {"many": common.copied(items)}
 
 
 def _content(content: Any, i: int, j: int, names: dict[str, str]) -> Block:
@@ -135,7 +134,7 @@ def _content(content: Any, i: int, j: int, names: dict[str, str]) -> Block:
     elif kind == "text_reasoning":
         text = content.get("text")
         block = {"type": "thinking", "thinking": text if isinstance(text, str) else ""}
-        extras["sent"] = copy.deepcopy(content)  # never changed: written back as it came
+        extras["sent"] = common.copied(content)  # never changed: written back as it came
     elif kind == "function_call" and isinstance(content.get("call_id"), str) and content["call_id"]:
         name = common.require_str(content.get("name"), "a name", message=i, block=j, field="name")
         arguments = content.get("arguments")
@@ -143,7 +142,7 @@ def _content(content: Any, i: int, j: int, names: dict[str, str]) -> Block:
         names[content["call_id"]] = name
         block = {"type": "tool_call", "id": content["call_id"], "name": name, "input": text}
         block["state"] = "finished"
-        extras["sent"] = copy.deepcopy(content)  # never changed: written back as it came
+        extras["sent"] = common.copied(content)  # never changed: written back as it came
     elif kind == "function_result" and isinstance(content.get("call_id"), str):
         call_id = content["call_id"]
         result = content.get("result")
@@ -154,7 +153,7 @@ def _content(content: Any, i: int, j: int, names: dict[str, str]) -> Block:
             extras["shape"] = _shape(content, "result", "items")
             extras["items"] = _items_shape(items, result)
         else:  # images or data among the items: never shortened, written back as sent
-            output = [common.raw_block(FORMAT, copy.deepcopy(content))]
+            output = [common.raw_block(FORMAT, common.copied(content))]
         failed = content.get("exception") is not None or content.get("status") == "error"
         block = {
             "type": "tool_result",
@@ -164,7 +163,7 @@ def _content(content: Any, i: int, j: int, names: dict[str, str]) -> Block:
             "state": "error" if failed else "success",
         }
     else:
-        return common.raw_block(FORMAT, copy.deepcopy(content))
+        return common.raw_block(FORMAT, common.copied(content))
     metadata = _block_metadata(content)
     if metadata is not None:
         block["metadata"] = metadata
@@ -200,13 +199,13 @@ def from_agent_framework(messages: Sequence[Any]) -> list[Message]:
         if not isinstance(contents, list):
             raise SnapshotError("contents must be a list of contents", message=i, field="contents")
         if _excluded(message):
-            run.hold(copy.deepcopy(message))
+            run.hold(common.copied(message))
             continue
         blocks = [_content(content, i, j, names) for j, content in enumerate(contents)]
         common.mark_reasoning(blocks)
         for block in blocks:  # what a plan changes, it marks: a block whose marks are these is as read
             if "metadata" in block and BLOCK_EXTRAS in block:
-                block[BLOCK_EXTRAS]["marked"] = copy.deepcopy(block["metadata"])
+                block[BLOCK_EXTRAS]["marked"] = common.copied(block["metadata"])
         meta: dict[str, Any] = {
             common.POSITION: live,  # where it stood among the messages sent
             "role": role,
@@ -226,7 +225,7 @@ def from_agent_framework(messages: Sequence[Any]) -> list[Message]:
 
 def _shell(message: Mapping[str, Any]) -> dict[str, Any]:
     """A message's fields as sent, in order, its contents left out (their key kept in its place)."""
-    return {key: None if key == "contents" else copy.deepcopy(value) for key, value in message.items()}
+    return {key: None if key == "contents" else common.copied(value) for key, value in message.items()}
 
 
 def _with_metadata(content: dict[str, Any], block: Block) -> dict[str, Any]:
@@ -237,7 +236,7 @@ def _with_metadata(content: dict[str, Any], block: Block) -> dict[str, Any]:
         return content
     extra = content.get("additional_properties")
     extra = dict(extra) if isinstance(extra, dict) else {}
-    extra[common.BLOCK_METADATA] = copy.deepcopy(metadata)
+    extra[common.BLOCK_METADATA] = common.copied(metadata)
     return {**content, "additional_properties": extra}
 
 
@@ -258,8 +257,9 @@ def _write_content(block: Block, i: int, j: int) -> dict[str, Any]:
         return common.raw_value(block)
     extras = common.recorded(block, BLOCK_EXTRAS)
     kind = block["type"]
-    if kind in ("thinking", "tool_call") and isinstance(extras.get("sent"), dict):
-        return copy.deepcopy(extras["sent"])
+    sent = extras.get("sent")
+    if kind in ("thinking", "tool_call") and isinstance(sent, dict):
+        return dict(common.copied(sent))
     if kind == "text":
         content = _filled(extras.get("shape"), text=block["text"]) or {"type": "text", "text": block["text"]}
         return content if _as_read(block) else _with_metadata(content, block)
@@ -288,7 +288,7 @@ def _result(block: Block, extras: Mapping[str, Any], i: int, j: int) -> dict[str
     items = items if isinstance(items, dict) else {"one": {"type": "text", "text": None}}
     written: list[dict[str, Any]] | None
     if "many" in items:
-        written = copy.deepcopy(items["many"]) if _as_read(block) else [{"type": "text", "text": output}]
+        written = common.copied(items["many"]) if _as_read(block) else [{"type": "text", "text": output}]
     else:
         written = None if "absent" in items else [_filled(items.get("one"), text=output)]
     content = _filled(extras.get("shape"), result=output, items=written) or {
@@ -337,7 +337,7 @@ def _entry(message: Message, i: int) -> tuple[dict[str, Any], bool] | None:
     contents = [_write_content(block, i, j) for j, block in enumerate(blocks)]
     results = any(b["type"] == "tool_result" for b in blocks)
     role = meta.get("role")
-    entry = copy.deepcopy(shell) if shell else {"role": None, "contents": None}
+    entry = common.copied(shell) if shell else {"role": None, "contents": None}
     entry["role"] = role if isinstance(role, str) else ("tool" if results else message["role"])
     entry["contents"] = contents
     return entry, _unchanged(blocks, contents, meta)

@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence, Set
 from typing import Any
 
-from tracetrim._json import digest, spaced_json, strict_loads
+from tracetrim._json import digest, plain_copy, spaced_json, strict_loads
 from tracetrim._marker import is_tombstone, mark_reasoned_call
 from tracetrim._snapshot import Block, Message, SnapshotError, text_of_output, validate_messages
 
@@ -97,6 +97,13 @@ def message_id(prefix: str, payload: Any, seen: dict[str, int], i: int) -> str:
         return content_id(prefix, payload, seen)
     except (TypeError, ValueError) as exc:
         raise SnapshotError(f"not JSON-serialisable ({exc})", message=i) from None
+
+
+def copied(value: Any) -> Any:
+    """A private copy of a value read from a file: dicts and lists rebuilt, strings and numbers shared
+    (`plain_copy`, several times faster than ``copy.deepcopy``); anything else deep-copied."""
+    copy_ = plain_copy(value)
+    return copy_ if copy_ is not None or value is None else copy.deepcopy(value)
 
 
 def raw_block(fmt: str, value: Any) -> Block:

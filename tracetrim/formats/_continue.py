@@ -11,7 +11,6 @@ user item's ``contextItems`` are sent before its text; ``thinking`` items as ass
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -84,7 +83,7 @@ def is_continue_history(items: Sequence[Any]) -> bool:
 
 def _without(value: Mapping[str, Any], *fields: str) -> dict[str, Any]:
     """``value`` copied in its key order, ``fields`` left as None (what a plan may change)."""
-    return {key: None if key in fields else copy.deepcopy(v) for key, v in value.items()}
+    return {key: None if key in fields else common.copied(v) for key, v in value.items()}
 
 
 def _text_blocks(content: Any, i: int, meta: dict[str, Any]) -> list[Block]:
@@ -137,8 +136,8 @@ def _result(state: dict[str, Any], name: str) -> tuple[Block, dict[str, Any]]:
         kept = {**_without(state, "output"), "output": [_without(output[0], "content")]}
         return block, kept
     # several items, images, a cancelled call's missing output: sent as they are, never shortened
-    block["output"] = [common.raw_block(FORMAT, copy.deepcopy(output))]
-    return block, copy.deepcopy(state)
+    block["output"] = [common.raw_block(FORMAT, common.copied(output))]
+    return block, common.copied(state)
 
 
 def _assistant(
@@ -171,7 +170,7 @@ def _assistant(
             results.append(block)
             kept.append(shape)
         else:  # a state whose call is not in the message: Continue sends none of it; kept as it is
-            unmatched.append(copy.deepcopy(state))
+            unmatched.append(common.copied(state))
     meta[_ITEM] = {**_without(item, "toolCallStates"), "message": _without(message, "content")}
     meta[_STATES] = kept
     if unmatched:
@@ -234,7 +233,7 @@ def from_continue(items: Sequence[Any]) -> list[Message]:
             plain: Message = {"id": common.message_id("ct-", item, seen, i), "role": role, "content": blocks}
             run.add(common.attach_meta(plain, FORMAT, meta))
         else:
-            run.hold(copy.deepcopy(item))
+            run.hold(common.copied(item))
     return common.mark_pending(run.messages())
 
 
@@ -248,7 +247,7 @@ def _content(blocks: Sequence[Block], meta: Mapping[str, Any], i: int) -> Any:
 
 def _filled(shape: Mapping[str, Any], **fields: Any) -> dict[str, Any]:
     """``shape`` (copied) with ``fields`` in their places; a field None leaves its key out."""
-    out = {k: (fields[k] if k in fields else copy.deepcopy(v)) for k, v in shape.items()}
+    out = {k: (fields[k] if k in fields else common.copied(v)) for k, v in shape.items()}
     out.update({k: v for k, v in fields.items() if k not in out})
     return {k: v for k, v in out.items() if not (k in fields and fields[k] is None)}
 
@@ -285,7 +284,7 @@ class _Turn:
         output: Any
         value = block["output"]
         if isinstance(value, list) and len(value) == 1 and common.is_raw(value[0], FORMAT):
-            output = copy.deepcopy(value[0]["value"])
+            output = common.copied(value[0]["value"])
         else:
             read = self.read.get(block["id"])
             first = (
@@ -311,13 +310,13 @@ class _Turn:
             return None
         read_calls = {c.get("id"): c for c in message_shape.get("toolCalls") or () if isinstance(c, dict)}
         calls = [
-            copy.deepcopy(read_calls[c["id"]])
+            common.copied(read_calls[c["id"]])
             if c["id"] in read_calls
             else {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["input"]}}
             for c in self.calls
         ]
         states = [self.states[c["id"]] for c in self.calls if c["id"] in self.states]
-        states += copy.deepcopy(self.meta.get(_UNMATCHED, []))
+        states += common.copied(self.meta.get(_UNMATCHED, []))
         message = _filled(message_shape, content=_content(self.texts, self.meta, i), toolCalls=calls or None)
         if shape is None:
             return _filled(
