@@ -11,7 +11,6 @@ summary instead of what it covers.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -20,6 +19,7 @@ from tracetrim.formats._carrier import carried, interleaved
 from tracetrim.formats._common import (
     ValidatedHistory,
     attach_meta,
+    copied,
     derived_uuid,
     format_meta,
     join_turns,
@@ -112,7 +112,7 @@ def from_adk(events: Sequence[Any]) -> list[Message]:
             message["id"] = own
             ids.add(own)
         # The event whole but its content, which the message holds: its keys in the file's order.
-        fields = {k: (_CONTENT if k == "content" else copy.deepcopy(v)) for k, v in event.items()}
+        fields = {k: (_CONTENT if k == "content" else copied(v)) for k, v in event.items()}
         attach_meta(message, FORMAT, {"event": fields, "order": order_of(event["content"])})
         by_event[i] = message
     return interleaved(FORMAT, events, by_event)
@@ -152,7 +152,7 @@ def to_adk(messages: Sequence[Any]) -> list[Any]:
             out.extend(value)
         elif i in joined:
             fields = format_meta(message, FORMAT).get("event") or _fresh_event(message, joined[i], out, i)
-            out.append({k: (joined[i] if v == _CONTENT else copy.deepcopy(v)) for k, v in fields.items()})
+            out.append({k: (joined[i] if v == _CONTENT else copied(v)) for k, v in fields.items()})
     return out
 
 

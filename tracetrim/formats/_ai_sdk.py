@@ -9,7 +9,6 @@ message (v5: ``output`` as ``{"type": "text" | "json" | "error-text" | "error-js
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -43,13 +42,13 @@ def _output(part: Mapping[str, Any], i: int, j: int) -> tuple[str | list[Block],
         if kind in ("text", "error-text") and isinstance(value, str):
             return value, "error" if kind == "error-text" else "success", {}
         if kind == "json":
-            return spaced_json(value), "success", {"sent": copy.deepcopy(output)}
-        return [common.raw_block(FORMAT, copy.deepcopy(output))], "error", {}
+            return spaced_json(value), "success", {"sent": common.copied(output)}
+        return [common.raw_block(FORMAT, common.copied(output))], "error", {}
     result = part.get("result")
     state = "error" if part.get("isError") else "success"
     if isinstance(result, str):
         return result, state, {}
-    return spaced_json(result), state, {"sent": copy.deepcopy(result)}
+    return spaced_json(result), state, {"sent": common.copied(result)}
 
 
 def _part(part: Any, i: int, j: int, names: dict[str, str]) -> Block:
@@ -70,7 +69,7 @@ def _part(part: Any, i: int, j: int, names: dict[str, str]) -> Block:
         names[call_id] = name
         extra = {
             "key": key,
-            "fields": copy.deepcopy(common.extras(part, ("type", "toolCallId", "toolName", key))),
+            "fields": common.copied(common.extras(part, ("type", "toolCallId", "toolName", key))),
         }
         block = {"type": "tool_call", "id": call_id, "name": name, "input": common.dump_input(part[key])}
         block["state"] = "finished"
@@ -82,14 +81,14 @@ def _part(part: Any, i: int, j: int, names: dict[str, str]) -> Block:
         name = common.require_str(name, "a toolName", message=i, block=j, field="toolName")
         output, state, rebuild = _output(part, i, j)
         mapped = ("type", "toolCallId", "toolName", "output", "result", "isError")
-        extra = {"fields": copy.deepcopy(common.extras(part, mapped)), "v4": "output" not in part, **rebuild}
+        extra = {"fields": common.copied(common.extras(part, mapped)), "v4": "output" not in part, **rebuild}
         if "isError" in part:
             extra["isError"] = part["isError"]
         block = {"type": "tool_result", "id": call_id, "name": name, "output": output, "state": state}
     else:
-        return common.raw_block(FORMAT, copy.deepcopy(part))
+        return common.raw_block(FORMAT, common.copied(part))
     if extra:
-        block[BLOCK_EXTRAS] = copy.deepcopy(extra)
+        block[BLOCK_EXTRAS] = common.copied(extra)
     return block
 
 
@@ -123,7 +122,7 @@ def from_ai_sdk(messages: Sequence[Any]) -> list[Message]:
             raise SnapshotError("content must be text or a list of parts", message=i, field="content")
         extra = common.extras(message, ("role", "content"))
         if extra:
-            meta["extra"] = copy.deepcopy(extra)
+            meta["extra"] = common.copied(extra)
         neutral = {"id": common.message_id("ai-", message, seen, i), "role": _ROLES[role], "content": blocks}
         out.append(common.attach_meta(neutral, FORMAT, meta))
     return common.mark_pending(out)
@@ -137,19 +136,19 @@ def _result_part(block: Block, extra: Mapping[str, Any], i: int, j: int) -> dict
     if not isinstance(output, str):
         if len(output) != 1 or not common.is_raw(output[0], FORMAT):
             raise common.unsupported("AI SDK tool results", block, i, j)
-        part["output"] = copy.deepcopy(output[0]["value"])
+        part["output"] = common.copied(output[0]["value"])
     elif extra.get("v4"):
         unchanged = sent is not None and spaced_json(sent) == output
-        part["result"] = copy.deepcopy(sent) if unchanged else output
+        part["result"] = common.copied(sent) if unchanged else output
         if "isError" in extra:  # as sent, unless the state changed since
             part["isError"] = extra["isError"] if bool(extra["isError"]) == error else error
         elif error:
             part["isError"] = True
     elif isinstance(sent, dict) and spaced_json(sent.get("value")) == output:
-        part["output"] = copy.deepcopy(sent)
+        part["output"] = common.copied(sent)
     else:
         part["output"] = {"type": "error-text" if error else "text", "value": output}
-    part.update(copy.deepcopy(extra.get("fields", {})))
+    part.update(common.copied(extra.get("fields", {})))
     return part
 
 
@@ -160,11 +159,11 @@ def _write_part(block: Block, i: int, j: int) -> dict[str, Any]:
         return common.raw_value(block)
     if kind in ("text", "thinking"):
         text = block["text" if kind == "text" else "thinking"]
-        return {"type": "text" if kind == "text" else "reasoning", "text": text, **copy.deepcopy(extra)}
+        return {"type": "text" if kind == "text" else "reasoning", "text": text, **common.copied(extra)}
     if kind == "tool_call":
         part = {"type": "tool-call", "toolCallId": block["id"], "toolName": block["name"]}
         part[str(extra.get("key", "input"))] = common.parse_input(block, i, j)
-        part.update(copy.deepcopy(extra.get("fields", {})))
+        part.update(common.copied(extra.get("fields", {})))
         return part
     if kind == "tool_result":
         return _result_part(block, extra, i, j)
@@ -199,7 +198,7 @@ def to_ai_sdk(messages: Sequence[Any]) -> dict[str, Any]:
             p["type"] == "text" and set(p) == {"type", "text"} for p in parts
         ):
             content = "\n\n".join(p["text"] for p in parts)
-        entry = {"role": role, "content": content, **copy.deepcopy(meta.get("extra", {}))}
+        entry = {"role": role, "content": content, **common.copied(meta.get("extra", {}))}
         entries.append(entry)
         positions.append(common.position_of(meta))
     return {"messages": common.join_turns(entries, positions, "content", as_parts=_as_parts)}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,8 +26,8 @@ def _block_from(part: Any, i: int, j: int, names: dict[str, str]) -> tuple[Block
     part = common.require_dict(part, "a content block", message=i, block=j)
     kind = common.tag(part.get("type"))
     if kind not in _MAPPED:
-        return common.raw_block(FORMAT, copy.deepcopy(part)), {}
-    extra = copy.deepcopy(common.extras(part, _MAPPED[kind]))
+        return common.raw_block(FORMAT, common.copied(part)), {}
+    extra = common.copied(common.extras(part, _MAPPED[kind]))
     if kind == "text":
         return {
             "type": "text",
@@ -181,7 +180,7 @@ def _apply_extras(part: dict[str, Any], block: Block) -> dict[str, Any]:
     recorded = block.get(BLOCK_EXTRAS)
     if not isinstance(recorded, dict) or not recorded:
         return part
-    extra = {k: copy.deepcopy(v) for k, v in recorded.items() if k != "no_content"}
+    extra = {k: common.copied(v) for k, v in recorded.items() if k != "no_content"}
     if part["type"] == "tool_result":
         if recorded.get("no_content") and part["content"] == "":
             del part["content"]
@@ -243,7 +242,7 @@ def to_anthropic(messages: Sequence[Any]) -> dict[str, Any]:
             ):
                 entry["content"] = parts[0]["text"] if parts else ""
             if k == 0:
-                entry.update(copy.deepcopy(meta.get("extra", {})))
+                entry.update(common.copied(meta.get("extra", {})))
             out.append(entry)
     result["messages"] = out
     return result

@@ -10,7 +10,6 @@ Shape, from the ``atif`` package on PyPI (its Pydantic models ``Trajectory``, ``
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -44,7 +43,7 @@ def _blocks(step: dict[str, Any], i: int) -> list[Block]:
         if message:
             blocks.append({"type": "text", "text": message})
     else:
-        blocks.append(common.raw_block(FORMAT, copy.deepcopy(message)))
+        blocks.append(common.raw_block(FORMAT, common.copied(message)))
     calls = step.get("tool_calls")
     names: dict[str, str] = {}
     for j, call in enumerate(calls if isinstance(calls, list) else []):
@@ -77,7 +76,7 @@ def _blocks(step: dict[str, Any], i: int) -> list[Block]:
                 }
             )
         else:
-            blocks.append(common.raw_block(FORMAT, copy.deepcopy(result)))
+            blocks.append(common.raw_block(FORMAT, common.copied(result)))
     return blocks
 
 
@@ -98,15 +97,15 @@ def from_atif(steps: Sequence[Any], fields: Mapping[str, Any] | None = None) -> 
         step = common.require_dict(step, "a step", message=i)
         source = common.require_choice(step.get("source"), _ROLES, message=i, field="source")
         meta: dict[str, Any] = {
-            "step": {k: (None if k in _MAPPED else copy.deepcopy(v)) for k, v in step.items()}
+            "step": {k: (None if k in _MAPPED else common.copied(v)) for k, v in step.items()}
         }
         observation = step.get("observation")
         if isinstance(observation, dict):
-            meta["observation"] = {k: v for k, v in copy.deepcopy(observation).items() if k != "results"}
-            meta["results"] = copy.deepcopy(observation.get("results"))
+            meta["observation"] = {k: v for k, v in common.copied(observation).items() if k != "results"}
+            meta["results"] = common.copied(observation.get("results"))
         if isinstance(step.get("tool_calls"), list):
-            meta["tool_calls"] = copy.deepcopy(step["tool_calls"])
-        meta["message"] = copy.deepcopy(step.get("message"))
+            meta["tool_calls"] = common.copied(step["tool_calls"])
+        meta["message"] = common.copied(step.get("message"))
         blocks = _blocks(step, i)
         neutral = {"id": common.message_id("atif-", step, seen, i), "role": _ROLES[source], "content": blocks}
         out.append(common.attach_meta(neutral, FORMAT, meta))
@@ -116,11 +115,11 @@ def from_atif(steps: Sequence[Any], fields: Mapping[str, Any] | None = None) -> 
 def _step(message: Message, i: int) -> dict[str, Any]:
     meta = common.format_meta(message, FORMAT)
     source = {"assistant": "agent"}.get(message["role"], message["role"])
-    step = copy.deepcopy(meta.get("step") or {"step_id": 0, "source": source})
+    step = common.copied(meta.get("step") or {"step_id": 0, "source": source})
     texts = [b["text"] for b in message["content"] if b["type"] == "text"]
     original = meta.get("message")
     if isinstance(original, list):
-        step["message"] = copy.deepcopy(original)
+        step["message"] = common.copied(original)
     elif texts == ([original] if original else []):
         step["message"] = original if original is not None else ""  # ATIF requires one
     else:
@@ -142,7 +141,7 @@ def _step(message: Message, i: int) -> dict[str, Any]:
     results: list[Any] = []
     for j, block in enumerate(message["content"]):
         if block["type"] == "tool_call":
-            call = copy.deepcopy(calls_by_id.get(block["id"], {}))
+            call = common.copied(calls_by_id.get(block["id"], {}))
             call.update(
                 {
                     "tool_call_id": block["id"],
@@ -153,15 +152,15 @@ def _step(message: Message, i: int) -> dict[str, Any]:
             calls.append(_ordered(call, calls_by_id.get(block["id"])))
         elif block["type"] == "tool_result":
             text = common.output_text(block, "ATIF", i, j)
-            result = copy.deepcopy(results_by_id.get(block["id"], {"source_call_id": block["id"]}))
+            result = common.copied(results_by_id.get(block["id"], {"source_call_id": block["id"]}))
             result["content"] = text
             results.append(result)
         elif common.is_raw(block, FORMAT) and isinstance(block["value"], dict):
-            results.append(copy.deepcopy(block["value"]))
+            results.append(common.copied(block["value"]))
     if calls:
         step["tool_calls"] = calls
     if results or (meta.get("results") == [] and "observation" in meta):
-        step["observation"] = {**copy.deepcopy(meta.get("observation") or {}), "results": results}
+        step["observation"] = {**common.copied(meta.get("observation") or {}), "results": results}
     return {
         k: v for k, v in step.items() if v is not None or (k in (meta.get("step") or {}) and k not in _MAPPED)
     }

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -100,7 +99,7 @@ def _tool_result(value: Any, i: int, j: int, names: dict[str, str]) -> Block:
         if set(item) == {"text"} and isinstance(item["text"], str):
             output.append({"type": "text", "text": item["text"]})
         else:
-            output.append(common.raw_block(FORMAT, copy.deepcopy(item)))
+            output.append(common.raw_block(FORMAT, common.copied(item)))
     return {
         "type": "tool_result",
         "id": call_id,
@@ -114,17 +113,17 @@ def _block_from(kind: str, value: Any, part: Any, i: int | None, j: int, names: 
     if i is None:  # a system block: text, or kept as sent
         if kind == "text" and isinstance(value, str):
             return {"type": "text", "text": value}
-        return common.raw_block(FORMAT, copy.deepcopy(part))
+        return common.raw_block(FORMAT, common.copied(part))
     if kind == "text":
         return {"type": "text", "text": common.require_str(value, "text", message=i, block=j, field="text")}
     if kind in _MAPPED:
         block = (_tool_use if kind == "toolUse" else _tool_result)(value, i, j, names)
         fields = common.extras(value, _MAPPED[kind])
         if fields:
-            block[BLOCK_EXTRAS] = {"fields": copy.deepcopy(fields)}
+            block[BLOCK_EXTRAS] = {"fields": common.copied(fields)}
         return block
     thinking = _thinking(value) if kind == "reasoningContent" else None
-    return thinking if thinking is not None else common.raw_block(FORMAT, copy.deepcopy(part))
+    return thinking if thinking is not None else common.raw_block(FORMAT, common.copied(part))
 
 
 def _blocks_from(content: list[Any], i: int | None, names: dict[str, str]) -> list[Block]:
@@ -133,7 +132,7 @@ def _blocks_from(content: list[Any], i: int | None, names: dict[str, str]) -> li
         kind, value = _one_key(part, i, j)
         if kind == "cachePoint" and blocks:
             # on the block it follows, so the breakpoint goes when that block goes and never moves
-            blocks[-1].setdefault(BLOCK_EXTRAS, {}).setdefault("cachePoints", []).append(copy.deepcopy(value))
+            blocks[-1].setdefault(BLOCK_EXTRAS, {}).setdefault("cachePoints", []).append(common.copied(value))
             continue
         blocks.append(_block_from(kind, value, part, i, j, names))
     return blocks
@@ -185,7 +184,7 @@ def _result_content(output: Any, i: int, j: int) -> list[dict[str, Any]]:
                 "a tool result's output blocks must be objects", message=i, block=j, field="output"
             )
         if common.is_raw(inner, FORMAT):
-            items.append(copy.deepcopy(inner["value"]))
+            items.append(common.copied(inner["value"]))
         elif inner.get("type") == "text":
             items.append({"text": inner["text"]})
         else:
@@ -206,7 +205,7 @@ def _part(block: Block, i: int, j: int) -> dict[str, Any]:
         if "signature" in block:
             text["signature"] = block["signature"]
         return {"reasoningContent": {"reasoningText": text}}
-    fields = copy.deepcopy(common.recorded(block, BLOCK_EXTRAS).get("fields") or {})
+    fields = common.copied(common.recorded(block, BLOCK_EXTRAS).get("fields") or {})
     if kind == "tool_call":
         tool_use = {"toolUseId": block["id"], "name": block["name"], "input": common.parse_input(block, i, j)}
         return {"toolUse": {**tool_use, **fields}}
@@ -223,7 +222,7 @@ def _part(block: Block, i: int, j: int) -> dict[str, Any]:
 def _parts(block: Block, i: int, j: int) -> list[dict[str, Any]]:
     """The block's Converse block and, right after it, the cache breakpoints that followed it when read."""
     points = common.recorded(block, BLOCK_EXTRAS).get("cachePoints") or []
-    return [_part(block, i, j), *({"cachePoint": copy.deepcopy(p)} for p in points)]
+    return [_part(block, i, j), *({"cachePoint": common.copied(p)} for p in points)]
 
 
 def to_bedrock(messages: Sequence[Any]) -> dict[str, Any]:
@@ -259,7 +258,7 @@ def to_bedrock(messages: Sequence[Any]) -> dict[str, Any]:
         for k, (role, parts) in enumerate(pieces):
             entry: dict[str, Any] = {"role": role, "content": parts}
             if k == 0:
-                entry.update(copy.deepcopy(meta.get("extra", {})))
+                entry.update(common.copied(meta.get("extra", {})))
             if "cachePoint" in parts[0]:
                 leading.add(id(parts[0]))
             entries.append(entry)

@@ -8,12 +8,12 @@ asks nothing about it and never drops it, so what it carries (a Claude Code summ
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from tracetrim._snapshot import Message
 from tracetrim.formats._common import content_id, format_meta, meta_key
+from tracetrim.formats._common import copied as private_copy
 
 _CARRIED = "carried"
 
@@ -24,7 +24,7 @@ def carrier(fmt: str, values: Any, seen: dict[str, int]) -> Message:
         "id": content_id("carry-", values, seen),
         "role": "system",
         "content": [],
-        "metadata": {meta_key(fmt): {_CARRIED: copy.deepcopy(values)}},
+        "metadata": {meta_key(fmt): {_CARRIED: private_copy(values)}},
     }
 
 
@@ -78,7 +78,7 @@ def carried(message: Message, fmt: str, *, copied: bool = True) -> Any | None:
     meta = format_meta(message, fmt)
     if _CARRIED not in meta:
         return None
-    return copy.deepcopy(meta[_CARRIED]) if copied else meta[_CARRIED]
+    return private_copy(meta[_CARRIED]) if copied else meta[_CARRIED]
 
 
 def in_place(
@@ -115,12 +115,12 @@ def document_fields(fields: Mapping[str, Any], key: str, after: Sequence[str] = 
     hold ``key`` (the whole document was passed), there; else after the last of ``after`` it has,
     else last."""
     if key in fields:
-        return {k: (BODY_KEY if k == key else copy.deepcopy(v)) for k, v in fields.items()}
+        return {k: (BODY_KEY if k == key else private_copy(v)) for k, v in fields.items()}
     out: dict[str, Any] = {}
     present = [k for k in after if k in fields]
     anchor = present[-1] if present else None
     for k, v in fields.items():
-        out[k] = copy.deepcopy(v)
+        out[k] = private_copy(v)
         if k == anchor:
             out[key] = BODY_KEY
     out.setdefault(key, BODY_KEY)
@@ -139,7 +139,7 @@ def fill_document(
         if v == BODY_KEY:
             out["messages"] = items
         else:
-            out[k] = copy.deepcopy(written[k]) if k in written else v
+            out[k] = private_copy(written[k]) if k in written else v
     for k, v in written.items():
-        out.setdefault(k, copy.deepcopy(v))
+        out.setdefault(k, private_copy(v))
     return out

@@ -11,7 +11,6 @@ with ``isCompactSummary``, ``file-history-snapshot`` and other bookkeeping lines
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -21,6 +20,7 @@ from tracetrim.formats._carrier import CarrierRun, carried
 from tracetrim.formats._common import (
     ValidatedHistory,
     attach_meta,
+    copied,
     derived_uuid,
     format_meta,
     history_uuid,
@@ -92,7 +92,7 @@ def from_claude_code(entries: Sequence[Any]) -> list[Message]:
         if neutral is None:
             run.hold(entry)
             continue
-        shell = {k: (_PLACE if k == "message" else copy.deepcopy(v)) for k, v in entry.items()}
+        shell = {k: (_PLACE if k == "message" else copied(v)) for k, v in entry.items()}
         meta: dict[str, Any] = {"entry": shell, "order": order_of(entry["message"])}
         if tag(entry.get("parentUuid")) in uuids:
             meta["chained"] = True
@@ -156,7 +156,7 @@ def to_claude_code(messages: Sequence[Any]) -> list[Any]:
         shell = meta.get("entry")
         body = reorder(written[value], meta.get("order"))
         if isinstance(shell, dict):
-            entry = {k: (body if v == _PLACE else copy.deepcopy(v)) for k, v in shell.items()}
+            entry = {k: (body if v == _PLACE else copied(v)) for k, v in shell.items()}
         else:
             entry = {"type": body["role"], "message": body}
             fresh[len(out)] = message

@@ -9,7 +9,6 @@ versions, ``replacement_history``: on resume it replaces everything before it).
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,6 +17,7 @@ from tracetrim.formats._carrier import CarrierRun, carried
 from tracetrim.formats._common import (
     ValidatedHistory,
     attach_meta,
+    copied,
     format_meta,
     history_uuid,
     neutral_input,
@@ -76,12 +76,12 @@ def from_codex(lines: Sequence[Any]) -> list[Message]:
         mine = live[at : at + _item_count(message)]
         at += len(mine)
         meta: dict[str, Any] = {
-            "timestamps": [copy.deepcopy(lines[i].get("timestamp")) for i in mine],
+            "timestamps": [copied(lines[i].get("timestamp")) for i in mine],
             "order": [order_of(lines[i]["payload"]) for i in mine],
         }
         extra = [{k: v for k, v in lines[i].items() if k not in _LINE_KEYS} for i in mine]
         if any(extra):
-            meta["extra"] = copy.deepcopy(extra)
+            meta["extra"] = copied(extra)
         attach_meta(message, FORMAT, meta)
         if mine:
             first[mine[0]] = message
@@ -140,8 +140,8 @@ def to_codex(messages: Sequence[Any]) -> list[Any]:
             elif not meta:
                 item = _with_parts(item)
             stamp = stamps[n] if n < len(stamps) else (stamps[-1] if stamps else last)
-            line = {"timestamp": copy.deepcopy(stamp), "type": "response_item", "payload": item}
-            line.update(copy.deepcopy(extra[n]) if n < len(extra) else {})
+            line = {"timestamp": copied(stamp), "type": "response_item", "payload": item}
+            line.update(copied(extra[n]) if n < len(extra) else {})
             out.append(line)
             last = stamp
     return JsonLines(out)

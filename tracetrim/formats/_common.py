@@ -124,7 +124,7 @@ def text_parts(parts: list[Any], fmt: str) -> list[Block]:
         ):
             blocks.append({"type": "text", "text": part["text"]})
         else:
-            blocks.append(raw_block(fmt, copy.deepcopy(part)))
+            blocks.append(raw_block(fmt, copied(part)))
     return blocks
 
 
@@ -134,7 +134,7 @@ def written_part(block: Block, fmt: str, provider: str, i: int, j: int) -> Any:
     if block["type"] == "text":
         return {"type": "text", "text": block["text"]}
     if is_raw(block, fmt):
-        return copy.deepcopy(block["value"])
+        return copied(block["value"])
     raise unsupported(provider, block, i, j)
 
 
@@ -333,7 +333,7 @@ def recorded(block: Block, key: str) -> dict[str, Any]:
 
 def raw_value(block: Block) -> dict[str, Any]:
     """A copy of the native part a raw block carries (`raw_block`)."""
-    value: dict[str, Any] = copy.deepcopy(block["value"])
+    value: dict[str, Any] = copied(block["value"])
     return value
 
 
@@ -357,7 +357,7 @@ def native_message(
         meta["role"] = "user"
     extra = extras(message, ("role", "content"))
     if extra:
-        meta["extra"] = copy.deepcopy(extra)
+        meta["extra"] = copied(extra)
     neutral = {"id": message_id(prefix, message, seen, i), "role": role, "content": blocks}
     return attach_meta(neutral, fmt, meta)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -53,7 +52,7 @@ def _response_output(response: Any, i: int, j: int) -> tuple[str, dict[str, Any]
         if isinstance(value, str):
             return value, {"response_key": name}, "error" if name == "error" else "success"
     state = "error" if "error" in response else "success"
-    return spaced_json(response), {"response": copy.deepcopy(response)}, state
+    return spaced_json(response), {"response": common.copied(response)}, state
 
 
 class _Calls:
@@ -108,8 +107,8 @@ def _notes(
     other fields, whether its id was invented or its ``args`` / ``response`` absent, its key order."""
     extra: dict[str, Any] = {
         "key": key,
-        "part": copy.deepcopy(common.extras(part, (key,))),
-        "call": copy.deepcopy(common.extras(inner, mapped)),
+        "part": common.copied(common.extras(part, (key,))),
+        "call": common.copied(common.extras(inner, mapped)),
     }
     if invented:
         extra["no_id"] = True
@@ -124,7 +123,7 @@ def _block_from(part: Any, i: int, j: int, calls: _Calls) -> Block:
     call_key, response_key = _key(part, _CALL), _key(part, _RESPONSE)
     if "text" in part and call_key is None and response_key is None:
         text = common.require_str(part["text"], "a part's text", message=i, block=j, field="text")
-        extra = copy.deepcopy(common.extras(part, ("text", "thought")))
+        extra = common.copied(common.extras(part, ("text", "thought")))
         thought = part.get("thought") is True
         if "thought" in part and not thought:
             extra["thought"] = part["thought"]
@@ -163,7 +162,7 @@ def _block_from(part: Any, i: int, j: int, calls: _Calls) -> Block:
             "state": state,
             BLOCK_EXTRAS: extra,
         }
-    return common.raw_block(FORMAT, copy.deepcopy(part))
+    return common.raw_block(FORMAT, common.copied(part))
 
 
 def _first_signature(parts: Sequence[Any]) -> dict[str, Any] | None:
@@ -195,7 +194,7 @@ def _system_message(fields: Mapping[str, Any], seen: dict[str, int]) -> Message 
             raise SnapshotError(f"{key} holds text parts only", field=key)
         extra = common.extras(system, ("parts",))
         if extra:
-            meta["extra"] = copy.deepcopy(extra)
+            meta["extra"] = common.copied(extra)
     else:
         raise SnapshotError(f"{key} must be a Content with parts, or text", field=key)
     message = {"id": common.message_id("gm-", {key: system}, seen, 0), "role": "system", "content": blocks}
@@ -231,10 +230,10 @@ def from_gemini(contents: Sequence[Any], fields: Mapping[str, Any] | None = None
             meta["no_role"] = True
         signature = _first_signature(parts)
         if signature is not None:
-            meta["signature"] = copy.deepcopy(signature)
+            meta["signature"] = common.copied(signature)
         extra = common.extras(content, ("role", "parts"))
         if extra:
-            meta["extra"] = copy.deepcopy(extra)
+            meta["extra"] = common.copied(extra)
         answers = any(b["type"] == "tool_result" for b in blocks)
         neutral_role = "assistant" if role == "model" or answers else "user"
         message = {"id": common.message_id("gm-", content, seen, i), "role": neutral_role, "content": blocks}
@@ -248,8 +247,8 @@ def _function_part(block: Block, extra: Mapping[str, Any], key: str, body: dict[
     inner: dict[str, Any] = {"name": block["name"], **body}
     if not extra.get("no_id"):
         inner["id"] = block["id"]
-    inner.update(copy.deepcopy(extra.get("call", {})))
-    part = {str(extra.get("key", key)): inner, **copy.deepcopy(extra.get("part", {}))}
+    inner.update(common.copied(extra.get("call", {})))
+    part = {str(extra.get("key", key)): inner, **common.copied(extra.get("part", {}))}
     ordered: dict[str, Any] = reorder(part, extra.get("order"))
     return ordered
 
@@ -260,7 +259,7 @@ def _response(block: Block, extra: Mapping[str, Any], i: int, j: int) -> dict[st
         raise common.unsupported("Gemini function responses", block, i, j)
     original = extra.get("response")
     if isinstance(original, dict) and spaced_json(original) == output:
-        return copy.deepcopy(original)
+        return dict(common.copied(original))
     if block.get("state", "success") in _ERROR_STATES:
         return {"error": output}
     key = extra.get("response_key", "output")
@@ -276,7 +275,7 @@ def _part(block: Block, i: int, j: int) -> dict[str, Any]:
         part: dict[str, Any] = {"text": block["text" if kind == "text" else "thinking"]}
         if kind == "thinking":
             part["thought"] = True
-        part.update(copy.deepcopy(extra))
+        part.update(common.copied(extra))
         return part
     if kind == "tool_call":
         args = {} if extra.get("no_args") else {"args": common.parse_input(block, i, j)}
@@ -295,7 +294,7 @@ def _keep_signature(parts: list[dict[str, Any]], signature: Any) -> None:
         return
     first = next((p for p in parts if _key(p, _CALL) is not None), None)
     if first is not None and _key(first, _SIGNATURE) is None:
-        first.update(copy.deepcopy(signature))
+        first.update(common.copied(signature))
 
 
 def _system_field(messages: Sequence[Message]) -> dict[str, Any]:
@@ -307,7 +306,7 @@ def _system_field(messages: Sequence[Message]) -> dict[str, Any]:
     if meta.get("text") and len(messages) == 1 and len(parts) == 1 and set(parts[0]) == {"text"}:
         return {str(meta["system"]): parts[0]["text"]}
     return {
-        str(meta.get("system", GEMINI_SYSTEM[0])): {"parts": parts, **copy.deepcopy(meta.get("extra", {}))}
+        str(meta.get("system", GEMINI_SYSTEM[0])): {"parts": parts, **common.copied(meta.get("extra", {}))}
     }
 
 
@@ -339,7 +338,7 @@ def to_gemini(messages: Sequence[Any]) -> dict[str, Any]:
         _keep_signature(parts, meta.get("signature"))
         entry: dict[str, Any] = {} if meta.get("no_role") else {"role": role}
         entry["parts"] = parts
-        entry.update(copy.deepcopy(meta.get("extra", {})))
+        entry.update(common.copied(meta.get("extra", {})))
         entries.append(entry)
         positions.append(common.position_of(meta))
     joined = common.join_turns(entries, positions, "parts", role_of=turn_role)

@@ -21,7 +21,6 @@ that goes takes those parts with it (Gemini 3's ``thoughtSignature`` moving to t
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -199,7 +198,7 @@ def _content_blocks(content: Any, i: int) -> list[Block]:
         return [
             {"type": "text", "text": p["text"]}
             if isinstance(p, dict) and p.keys() == {"text"} and isinstance(p["text"], str)
-            else common.raw_block(FORMAT, copy.deepcopy(p))
+            else common.raw_block(FORMAT, common.copied(p))
             for p in content
         ]
     raise SnapshotError("content must be text or a list of parts", message=i, field="content")
@@ -210,7 +209,7 @@ def _tool_blocks(call: Any, i: int, j: int) -> list[Block]:
     call_id = common.require_str(call.get("id"), "a tool call's id", message=i, block=j, field="id")
     name = common.require_str(call.get("name"), "a tool call's name", message=i, block=j, field="name")
     args = common.require_dict(call.get("args", {}), "a tool call's args", message=i, block=j, field="args")
-    record = {k: (None if k in ("args", "result") else copy.deepcopy(v)) for k, v in call.items()}
+    record = {k: (None if k in ("args", "result") else common.copied(v)) for k, v in call.items()}
     blocks: list[Block] = [
         {
             "type": "tool_call",
@@ -225,7 +224,7 @@ def _tool_blocks(call: Any, i: int, j: int) -> list[Block]:
         return blocks
     text = _text_output(call["result"], call_id)
     output: str | list[Block] = (
-        text if text is not None else [common.raw_block(FORMAT, copy.deepcopy(call["result"]))]
+        text if text is not None else [common.raw_block(FORMAT, common.copied(call["result"]))]
     )
     blocks.append(
         {
@@ -234,7 +233,7 @@ def _tool_blocks(call: Any, i: int, j: int) -> list[Block]:
             "name": name,
             "output": output,
             "state": _STATES.get(str(call.get("status")), "error"),
-            BLOCK_EXTRAS: {"result": copy.deepcopy(call["result"])},
+            BLOCK_EXTRAS: {"result": common.copied(call["result"])},
         }
     )
     return blocks
@@ -261,7 +260,7 @@ def from_gemini_cli(records: Sequence[Any]) -> list[Message]:
             if kind not in RECORD_TYPES:
                 got = record.get("type")
                 raise SnapshotError(f"type must be one of {sorted(RECORD_TYPES)}, got {got!r}", message=i)
-            run.hold(copy.deepcopy(record))
+            run.hold(common.copied(record))
             continue
         blocks = _content_blocks(record.get("content"), i)
         calls = record.get("toolCalls")
@@ -273,7 +272,7 @@ def from_gemini_cli(records: Sequence[Any]) -> list[Message]:
             for j, call in enumerate(calls):
                 blocks.extend(_tool_blocks(call, i, j))
         shell = {
-            k: _CONTENT if k == "content" else _CALLS if k == "toolCalls" else copy.deepcopy(v)
+            k: _CONTENT if k == "content" else _CALLS if k == "toolCalls" else common.copied(v)
             for k, v in record.items()
         }
         meta: dict[str, Any] = {"record": shell}
@@ -297,13 +296,13 @@ def _result(block: Block, i: int, j: int) -> Any:
     output = block["output"]
     if not isinstance(output, str):
         if len(output) == 1 and common.is_raw(output[0], FORMAT):
-            return copy.deepcopy(output[0]["value"])
+            return common.copied(output[0]["value"])
         raise common.unsupported("Gemini CLI tool results", block, i, j)
     if _text_output(sent, block["id"]) == output:
-        return copy.deepcopy(sent)
+        return common.copied(sent)
     at = _own_part(sent, block["id"]) if _text_output(sent, block["id"]) is not None else None
     if at is not None and isinstance(sent, list):
-        parts = copy.deepcopy(sent)
+        parts = common.copied(sent)
         key = next(k for k in _RESPONSE if k in parts[at])
         parts[at][key]["response"] = {"output": output}
         return parts
@@ -318,7 +317,7 @@ def _tool_calls(blocks: Sequence[Block], i: int) -> list[dict[str, Any]]:
             continue
         record = common.recorded(block, BLOCK_EXTRAS).get("record")
         entry: dict[str, Any] = (
-            copy.deepcopy(record) if isinstance(record, dict) else {"id": block["id"], "name": block["name"]}
+            common.copied(record) if isinstance(record, dict) else {"id": block["id"], "name": block["name"]}
         )
         entry["args"] = common.parse_input(block, i, j)
         found = results.get(block["id"])
@@ -337,7 +336,7 @@ def _content(blocks: Sequence[Block], meta: Mapping[str, Any]) -> Any:
     if meta.get("content") == "str" and all(b["type"] == "text" for b in texts):
         return "\n\n".join(b["text"] for b in texts)
     return [
-        copy.deepcopy(b["value"]) if common.is_raw(b, FORMAT) else {"text": b.get("text", "")} for b in texts
+        common.copied(b["value"]) if common.is_raw(b, FORMAT) else {"text": b.get("text", "")} for b in texts
     ]
 
 
@@ -376,7 +375,7 @@ def to_gemini_cli(messages: Sequence[Any]) -> list[Any]:
             elif value == _CALLS:
                 record[key] = _tool_calls(message["content"], i)
             else:
-                record[key] = copy.deepcopy(value)
+                record[key] = common.copied(value)
         if folded is not None:
             if record.get("type") == "gemini":
                 record["content"] = _joined(out.drop(folded).get("content"), record.get("content"))
@@ -477,7 +476,7 @@ def _with_shortened(records: list[Any], shortened: Mapping[str, tuple[Any, Any]]
             parts = []
             for part in content:
                 found = shortened.get(_part_id(part, _RESPONSE) or "")
-                parts.append(copy.deepcopy(found[1]) if found is not None and part == found[0] else part)
+                parts.append(common.copied(found[1]) if found is not None and part == found[0] else part)
             record = {**record, "content": parts}
         out.append(record)
     return out

@@ -9,7 +9,6 @@ answers one by ``tool_call_id`` (``function``, ``error``).
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -91,7 +90,7 @@ def _call(call: Any, i: int) -> Block:
         }
     if not isinstance(call, dict):
         raise SnapshotError("a tool call must be an object", message=i, field="tool_calls")
-    return common.raw_block(CALL, copy.deepcopy(call))
+    return common.raw_block(CALL, common.copied(call))
 
 
 def _content(content: Any, i: int) -> list[Block]:
@@ -151,7 +150,7 @@ def from_inspect(messages: Sequence[Any]) -> list[Message]:
             "role": "assistant" if role == "tool" else role,
             "content": blocks,
         }
-        out.append(common.attach_meta(neutral, FORMAT, {"message": copy.deepcopy(message)}))
+        out.append(common.attach_meta(neutral, FORMAT, {"message": common.copied(message)}))
     return common.mark_pending(out)
 
 
@@ -160,7 +159,7 @@ def _part(block: Block, i: int, j: int) -> Any:
 
 
 def _tool_message(block: Block, shell: dict[str, Any], i: int, j: int) -> dict[str, Any]:
-    out: dict[str, Any] = copy.deepcopy(shell) if shell.get("role") == "tool" else {"role": "tool"}
+    out: dict[str, Any] = common.copied(shell) if shell.get("role") == "tool" else {"role": "tool"}
     out.update({"tool_call_id": block["id"], "function": block["name"]})
     output = block["output"]
     out["content"] = output if isinstance(output, str) else [_part(part, i, j) for part in output]
@@ -207,7 +206,7 @@ def _placed_reasoning(parts: list[Block], shell: dict[str, Any], calls: list[Any
 
 
 def _assistant_like(message: Message, shell: dict[str, Any], i: int) -> dict[str, Any]:
-    out = copy.deepcopy(shell) if shell else {"role": message["role"]}
+    out = common.copied(shell) if shell else {"role": message["role"]}
     original_calls = {
         common.tag(c.get("id")): c for c in common.listed(shell.get("tool_calls")) if isinstance(c, dict)
     }
@@ -215,13 +214,13 @@ def _assistant_like(message: Message, shell: dict[str, Any], i: int) -> dict[str
     calls: list[Any] = []
     for j, block in enumerate(message["content"]):
         if block["type"] == "tool_call":
-            call = copy.deepcopy(original_calls.get(block["id"], {"id": block["id"], "type": "function"}))
+            call = common.copied(original_calls.get(block["id"], {"id": block["id"], "type": "function"}))
             if common.dump_input(call.get("arguments")) != block["input"]:
                 call["arguments"] = common.parse_input(block, i, j)
             call.update({"id": block["id"], "function": block["name"]})
             calls.append(call)
         elif common.is_raw(block, CALL):
-            calls.append(copy.deepcopy(block["value"]))
+            calls.append(common.copied(block["value"]))
         elif block["type"] == "text" or common.is_raw(block, FORMAT):
             parts.append(block)
         elif block["type"] == "thinking":  # from elsewhere (Inspect's own reasoning is read as it was)

@@ -10,7 +10,6 @@ context's size the API reported, which Kimi compares with its window to decide o
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -128,6 +127,6 @@ def to_kimi_cli(messages: Sequence[Any]) -> list[Any]:
         flush()
         before = common.format_meta(message, FORMAT).get(_BEFORE)
         removed = before - total if isinstance(before, int) else 0
-        out.extend(_usage(copy.deepcopy(line), removed) for line in value)
+        out.extend(_usage(common.copied(line), removed) for line in value)
     flush()
     return JsonLines(out)

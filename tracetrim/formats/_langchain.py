@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -34,9 +33,9 @@ def _part_to_block(part: Any) -> Block:
             if rest != {"type": "text" if kind == "text" else "reasoning"}:
                 # On the block, not the message: a block moved into another message (a joined turn)
                 # takes its own fields (an "extras" cache_control) with it.
-                block[BLOCK_EXTRAS] = copy.deepcopy(rest)
+                block[BLOCK_EXTRAS] = common.copied(rest)
             return block
-    return common.raw_block(FORMAT, copy.deepcopy(part))
+    return common.raw_block(FORMAT, common.copied(part))
 
 
 def _blocks_of(content: Any, i: int, meta: dict[str, Any]) -> list[Block]:
@@ -217,7 +216,7 @@ def _content(
     parts: list[Any] = []
     for k, block in enumerate(texts):
         if common.is_raw(block, FORMAT):
-            parts.append(copy.deepcopy(block["value"]))
+            parts.append(common.copied(block["value"]))
             continue
         if block["type"] == "text":
             part: dict[str, Any] = {"type": "text"}
@@ -227,7 +226,7 @@ def _content(
             raise common.unsupported("LangChain content", block, i, k)
         # Snapshots archived before block extras kept a message's part fields by index.
         extras = block.get(BLOCK_EXTRAS, part_extras.get(str(k)))
-        part.update(copy.deepcopy(extras) if isinstance(extras, dict) else {})
+        part.update(common.copied(extras) if isinstance(extras, dict) else {})
         part[_TEXT_FIELD[part["type"]] if part["type"] in _TEXT_FIELD else block["type"]] = block[
             "text" if block["type"] == "text" else "thinking"
         ]
@@ -262,7 +261,7 @@ def _convert(message: Message, i: int) -> list[BaseMessage]:
         if not (started or force):
             return
         first = not out
-        kwargs: dict[str, Any] = dict(copy.deepcopy(extra)) if first else {}
+        kwargs: dict[str, Any] = dict(common.copied(extra)) if first else {}
         kwargs["content"] = _content(texts, meta, role, first, i)
         kwargs["id"] = next_id()
         if message.get("name") is not None:
@@ -296,11 +295,11 @@ def _convert(message: Message, i: int) -> list[BaseMessage]:
                     "output_parts",
                 )
             )
-            kwargs = dict(copy.deepcopy(extra)) if not out else {}
+            kwargs = dict(common.copied(extra)) if not out else {}
             if isinstance(block.get("metadata"), dict):
                 kwargs["response_metadata"] = {
                     **kwargs.get("response_metadata", {}),
-                    common.BLOCK_METADATA: copy.deepcopy(block["metadata"]),
+                    common.BLOCK_METADATA: common.copied(block["metadata"]),
                 }
             tool = ToolMessage(
                 content=content,

@@ -9,7 +9,6 @@ not judged.
 
 from __future__ import annotations
 
-import copy
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -112,7 +111,7 @@ def from_mini_swe_agent(messages: Sequence[Any]) -> list[Message]:
         meta: dict[str, Any] = {}
         extra = common.extras(message, ("role", "content"))
         if extra:
-            meta["extra"] = copy.deepcopy(extra)
+            meta["extra"] = common.copied(extra)
         call_id, pending = pending, None
         neutral: Message
         if role == "user" and call_id is not None:
@@ -189,7 +188,7 @@ def _convert(message: Message, i: int) -> list[dict[str, Any]]:
         out.append({"role": role, "content": ""})
     extra = meta.get("extra")
     if isinstance(extra, dict):
-        out[0].update(copy.deepcopy(extra))
+        out[0].update(common.copied(extra))
     return out
 
 
@@ -301,7 +300,7 @@ def _regrouped(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
             out[-1]["output"].append(bare)
             continue
         at = group.get("at")
-        out.append({k: ([bare] if k == "output" else copy.deepcopy(v)) for k, v in group["shell"].items()})
+        out.append({k: ([bare] if k == "output" else common.copied(v)) for k, v in group["shell"].items()})
     return out
 
 

@@ -10,7 +10,6 @@ paired with their results by that order and name, and the ids tracetrim gives th
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -82,12 +81,12 @@ def from_ollama(messages: Sequence[Any]) -> list[Message]:
         content = message.get("content")
         if content is not None and not isinstance(content, str):
             raise SnapshotError("content must be a string", message=i, field="content")
-        meta: dict[str, Any] = {"message": copy.deepcopy(message)}
+        meta: dict[str, Any] = {"message": common.copied(message)}
         blocks: list[Block] = []
         if role == "tool":
             answered = _answered(message, pending)
             if answered is None:
-                blocks.append(common.raw_block(FORMAT, copy.deepcopy(message)))
+                blocks.append(common.raw_block(FORMAT, common.copied(message)))
             else:
                 call_id, name = answered
                 result = {"type": "tool_result", "id": call_id, "name": name, "output": content or ""}
@@ -110,7 +109,7 @@ def from_ollama(messages: Sequence[Any]) -> list[Message]:
                     )
                 function = _function(call) if role == "assistant" else None
                 if function is None:
-                    blocks.append(common.raw_block(FORMAT, copy.deepcopy(call)))
+                    blocks.append(common.raw_block(FORMAT, common.copied(call)))
                     continue
                 own = call.get("id")
                 call_id = own if isinstance(own, str) and own else f"{_INVENTED}{i}-{j}"
@@ -138,7 +137,7 @@ def _tool(block: Block, shell: dict[str, Any], i: int, j: int) -> dict[str, Any]
     text = common.output_text(block, "Ollama", i, j)
     tool: dict[str, Any]
     if shell.get("role") == "tool":
-        tool = copy.deepcopy(shell)
+        tool = common.copied(shell)
     else:
         tool = {"role": "tool", "tool_name": block["name"]}
     if tool.get("content") != text and not (tool.get("content") is None and text == ""):
@@ -157,7 +156,7 @@ def _call(
     block: Block, read: dict[str | None, dict[str, Any]], invented: Sequence[str], i: int, j: int
 ) -> dict[str, Any]:
     """The Ollama call of a tool_call block: the one read, its arguments from the block's input."""
-    call: dict[str, Any] = copy.deepcopy(read.get(block["id"], {"function": {}}))
+    call: dict[str, Any] = common.copied(read.get(block["id"], {"function": {}}))
     arguments = common.parse_input(block, i, j)
     call["function"] = {**call.get("function", {}), "name": block["name"], "arguments": arguments}
     if block["id"] not in invented:
@@ -167,7 +166,7 @@ def _call(
 
 def _convert(message: Message, i: int) -> list[dict[str, Any]]:
     meta = common.format_meta(message, FORMAT)
-    shell: dict[str, Any] = copy.deepcopy(meta.get("message") or {})
+    shell: dict[str, Any] = common.copied(meta.get("message") or {})
     invented: list[str] = list(meta.get("invented") or ())
     read = _read_calls(shell, invented)
     out: list[dict[str, Any]] = []
@@ -178,7 +177,7 @@ def _convert(message: Message, i: int) -> list[dict[str, Any]]:
         if kind == "tool_result":
             out.append(_tool(block, shell, i, j))
         elif common.is_raw(block, FORMAT):
-            value = copy.deepcopy(block["value"])
+            value = common.copied(block["value"])
             (out if isinstance(value, dict) and value.get("role") == "tool" else calls).append(value)
         elif kind == "tool_call":
             calls.append(_call(block, read, invented, i, j))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -123,7 +122,7 @@ def from_openai_chat(messages: Sequence[Any]) -> list[Message]:
                 else ("role", "content", "name"),
             )
         if extra:
-            meta["extra"] = copy.deepcopy(extra)
+            meta["extra"] = common.copied(extra)
         out.append(common.attach_meta(neutral, FORMAT, meta))
     return common.mark_pending(out)
 
@@ -249,7 +248,7 @@ def _convert(message: Message, i: int) -> list[dict[str, Any]]:
         # An empty neutral message still stands for one chat turn; one holding only thinking has no turn.
         out.append(_assistant_like(_Segment(), message, meta, role, True, i))
     if meta.get("extra"):
-        out[0].update(copy.deepcopy(meta["extra"]))
+        out[0].update(common.copied(meta["extra"]))
     return out
 
 

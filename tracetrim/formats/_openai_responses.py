@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import itertools
 from collections.abc import Sequence
 from typing import Any
@@ -51,10 +50,10 @@ def _message_blocks(item: dict[str, Any], i: int, meta: dict[str, Any]) -> list[
         ):
             extra = common.extras(part, ("text",))
             if extra != {"type": text_part_type(role)}:
-                part_extras[str(j)] = copy.deepcopy(extra)
+                part_extras[str(j)] = common.copied(extra)
             blocks.append({"type": "text", "text": part["text"]})
         else:
-            blocks.append(common.raw_block(FORMAT, copy.deepcopy(part)))
+            blocks.append(common.raw_block(FORMAT, common.copied(part)))
     if part_extras:
         meta["parts"] = part_extras
     if len(blocks) <= 1 and all(b["type"] == "text" for b in blocks):
@@ -86,7 +85,7 @@ def from_openai_responses(items: Sequence[Any]) -> list[Message]:
                         "content": [{"type": "thinking", "thinking": _reasoning_text(r)} for r in reasoning],
                     },
                     FORMAT,
-                    {"reasoning": copy.deepcopy(reasoning)},
+                    {"reasoning": common.copied(reasoning)},
                 )
             )
             reasoning.clear()
@@ -136,7 +135,7 @@ def from_openai_responses(items: Sequence[Any]) -> list[Message]:
                     and set(p) == {"type", "text"}
                     and p["type"] == "input_text"
                     and isinstance(p["text"], str)
-                    else common.raw_block(FORMAT, copy.deepcopy(p))
+                    else common.raw_block(FORMAT, common.copied(p))
                     for p in output
                 ]
             else:
@@ -158,19 +157,19 @@ def from_openai_responses(items: Sequence[Any]) -> list[Message]:
                 {
                     "id": common.message_id("ri-", item, seen, i),
                     "role": "assistant",
-                    "content": [common.raw_block(ITEM, copy.deepcopy(item))],
+                    "content": [common.raw_block(ITEM, common.copied(item))],
                 }
             )
             continue
         if reasoning and not (kind == "function_call" or (kind == "message" and role == "assistant")):
             flush_reasoning()
         if reasoning:
-            meta["reasoning"] = copy.deepcopy(reasoning)
+            meta["reasoning"] = common.copied(reasoning)
             meta["precedes"] = key
             blocks = [{"type": "thinking", "thinking": _reasoning_text(r)} for r in reasoning] + blocks
             reasoning.clear()
         if extra:
-            meta.setdefault("items", {})[key] = copy.deepcopy(extra)
+            meta.setdefault("items", {})[key] = common.copied(extra)
         item_id = item.get("id")
         neutral_id = (
             item_id if isinstance(item_id, str) and item_id else common.message_id("ri-", item, seen, i)
@@ -218,7 +217,7 @@ def _output(block: Block, i: int, j: int) -> str | list[Any]:
         if isinstance(part, dict) and part.get("type") == "text":
             parts.append({"type": "input_text", "text": part["text"]})
         elif isinstance(part, dict) and common.is_raw(part, FORMAT):
-            parts.append(copy.deepcopy(part["value"]))
+            parts.append(common.copied(part["value"]))
         else:
             raise SnapshotError(
                 "a tool result's output blocks must be text", message=i, block=j, field="output"
@@ -244,15 +243,15 @@ def _message_item(
         for k, (_, block) in enumerate(texts):
             if block["type"] == "text":
                 part = {"type": text_part_type(role), "text": block["text"]}
-                part.update(copy.deepcopy(part_extras.get(str(k), {})))
+                part.update(common.copied(part_extras.get(str(k), {})))
                 content.append(part)
             else:
-                content.append(copy.deepcopy(block["value"]))
+                content.append(common.copied(block["value"]))
     item: dict[str, Any] = {"type": "message", "role": role, "content": content}
     if first:
         if meta.get("untyped"):
             del item["type"]
-        item.update(copy.deepcopy(meta.get("items", {}).get("message", {})))
+        item.update(common.copied(meta.get("items", {}).get("message", {})))
     return item
 
 
@@ -299,7 +298,7 @@ def _convert(message: Message, i: int, seen: dict[str, int]) -> list[dict[str, A
             continue
         if kind == "thinking":
             if thinking_index < len(stored) and _reasoning_text(stored[thinking_index]) == block["thinking"]:
-                out.append(copy.deepcopy(stored[thinking_index]))
+                out.append(common.copied(stored[thinking_index]))
             else:
                 out.append(
                     {
@@ -320,7 +319,7 @@ def _convert(message: Message, i: int, seen: dict[str, int]) -> list[dict[str, A
                     "call_id": block["id"],
                     "name": block["name"],
                     "arguments": block["input"],
-                    **copy.deepcopy(item_extras.get(f"call:{block['id']}", {})),
+                    **common.copied(item_extras.get(f"call:{block['id']}", {})),
                 }
             )
         elif kind == "tool_result":
@@ -329,11 +328,11 @@ def _convert(message: Message, i: int, seen: dict[str, int]) -> list[dict[str, A
                     "type": "function_call_output",
                     "call_id": block["id"],
                     "output": _output(block, i, j),
-                    **copy.deepcopy(item_extras.get(f"output:{block['id']}", {})),
+                    **common.copied(item_extras.get(f"output:{block['id']}", {})),
                 }
             )
         elif common.is_raw(block, ITEM):
-            out.append(copy.deepcopy(block["value"]))
+            out.append(common.copied(block["value"]))
         else:
             raise common.unsupported("OpenAI Responses items", block, i, j)
     close()

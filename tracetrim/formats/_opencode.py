@@ -17,7 +17,6 @@ judged.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -73,7 +72,7 @@ def _pruned(part: dict[str, Any]) -> bool:
 
 
 def _held(part: dict[str, Any], key: str) -> dict[str, Any]:
-    return {k: (_HELD if k == key else copy.deepcopy(v)) for k, v in part.items()}
+    return {k: (_HELD if k == key else common.copied(v)) for k, v in part.items()}
 
 
 def _tool_blocks(part: dict[str, Any], i: int, j: int) -> list[Block]:
@@ -87,8 +86,8 @@ def _tool_blocks(part: dict[str, Any], i: int, j: int) -> list[Block]:
     )
     status = common.tag(state.get("status"))
     field = "output" if status == "completed" else "error" if status == "error" else None
-    held = _held(state, field) if field else copy.deepcopy(state)
-    shell = {k: (held if k == "state" else copy.deepcopy(v)) for k, v in part.items()}
+    held = _held(state, field) if field else common.copied(state)
+    shell = {k: (held if k == "state" else common.copied(v)) for k, v in part.items()}
     call: Block = {
         "type": "tool_call",
         "id": call_id,
@@ -121,7 +120,7 @@ def _blocks(parts: list[Any], i: int) -> list[Block]:
         elif kind == "tool" and not _pruned(part):
             blocks.extend(_tool_blocks(part, i, j))
         else:
-            blocks.append(common.raw_block(FORMAT, copy.deepcopy(part)))
+            blocks.append(common.raw_block(FORMAT, common.copied(part)))
     return blocks
 
 
@@ -147,14 +146,14 @@ def from_opencode(messages: Sequence[Any]) -> list[Message]:
     run = CarrierRun(FORMAT, seen)
     for i, message in enumerate(messages):
         if i < start:
-            run.hold(copy.deepcopy(message))
+            run.hold(common.copied(message))
             continue
         info = message["info"]
         blocks = _blocks(message["parts"], i)
         # OpenCode sends its parts through the AI SDK, to Responses models too; its step parts are its own
         common.mark_reasoning(blocks, output=lambda b: b["type"] in ("tool_call", "text"))
         neutral: Message = {"id": info["id"], "role": info["role"], "content": blocks}
-        run.add(common.attach_meta(neutral, FORMAT, {"info": copy.deepcopy(info)}))
+        run.add(common.attach_meta(neutral, FORMAT, {"info": common.copied(info)}))
     return common.mark_pending(run.messages())
 
 
@@ -169,7 +168,7 @@ def _part_id(after: str | None, text: str, taken: set[str]) -> str:
 
 
 def _tool_part(call: Block, result: Block | None, i: int, j: int) -> dict[str, Any]:
-    part = copy.deepcopy(common.recorded(call, BLOCK_EXTRAS).get("part"))
+    part = common.copied(common.recorded(call, BLOCK_EXTRAS).get("part"))
     if not isinstance(part, dict):
         raise SnapshotError("a tool call with no OpenCode tool part to write it as", message=i, block=j)
     state = part["state"]
@@ -193,11 +192,11 @@ def _parts(message: Message, info: dict[str, Any], i: int) -> list[Any]:
         kind = block["type"]
         part: Any
         if common.is_raw(block, FORMAT):
-            part = copy.deepcopy(block["value"])
+            part = common.copied(block["value"])
         elif kind in ("text", "thinking"):
             shell = common.recorded(block, BLOCK_EXTRAS).get("part")
             if isinstance(shell, dict):
-                part = {k: (block[kind] if v == _HELD else copy.deepcopy(v)) for k, v in shell.items()}
+                part = {k: (block[kind] if v == _HELD else common.copied(v)) for k, v in shell.items()}
             else:  # text tracetrim added (a tombstone): a part of its own, placed by its id
                 part = {
                     "type": "text" if kind == "text" else "reasoning",
@@ -239,6 +238,6 @@ def to_opencode(messages: Sequence[Any]) -> list[Any]:
                 "an OpenCode session holds only user and assistant messages", message=i, field="role"
             )
         meta = common.format_meta(message, FORMAT)
-        info = copy.deepcopy(meta.get("info")) or {"id": message["id"], "role": role}
+        info = common.copied(meta.get("info")) or {"id": message["id"], "role": role}
         out.append({"info": info, "parts": _parts(message, info, i)})
     return out

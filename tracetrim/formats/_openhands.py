@@ -12,7 +12,6 @@ so it is the source, not an import, that these shapes follow.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -153,7 +152,7 @@ def from_openhands(events: Sequence[Any]) -> list[Message]:
         meta: dict[str, Any] = {"event": event}
         if blocks[0]["type"] == "tool_result":
             meta = _held(event)
-        run.add(common.attach_meta(neutral, FORMAT, copy.deepcopy(meta)))
+        run.add(common.attach_meta(neutral, FORMAT, common.copied(meta)))
     return common.mark_pending(run.messages())
 
 
@@ -209,7 +208,7 @@ def _with_result(event: dict[str, Any], block: Block, i: int, j: int, lengths: A
 
 def _convert(message: Message, i: int) -> list[Any]:
     meta = common.format_meta(message, FORMAT)
-    event = copy.deepcopy(meta.get("event"))
+    event = common.copied(meta.get("event"))
     calls = [b for b in message["content"] if b["type"] == "tool_call"]
     results = [(j, b) for j, b in enumerate(message["content"]) if b["type"] == "tool_result"]
     texts = [b["text"] for b in message["content"] if b["type"] == "text"]
@@ -280,7 +279,7 @@ def _one_message(batch: list[Any]) -> list[Any]:
         texts.extend(member.texts if isinstance(member, _Dropped) else _texts(member.get("thought")) or [])
     if not kept:
         return [_message_event(_event(batch[0]), "assistant", texts)] if texts else []
-    first = copy.deepcopy(kept[0])
+    first = common.copied(kept[0])
     like = [_event(m).get("thought") for m in batch if _event(m).get("thought")]
     first["thought"] = _parts(texts, like[0] if like else None)
     for field in _SHARED:

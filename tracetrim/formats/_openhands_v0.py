@@ -14,7 +14,6 @@ V0's own compaction: what they forgot is kept in place, not judged.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -205,7 +204,7 @@ def from_openhands_v0(events: Sequence[Any]) -> list[Message]:
             ident = common.content_id("ohv0-", event, seen)
         seen.setdefault(ident, 1)
         neutral = {"id": ident, "role": role, "content": blocks}
-        run.add(common.attach_meta(neutral, FORMAT, {"event": copy.deepcopy(kept), **meta}))
+        run.add(common.attach_meta(neutral, FORMAT, {"event": common.copied(kept), **meta}))
     return common.mark_pending(run.messages())
 
 
@@ -222,7 +221,7 @@ class _Action:
 
 def _convert(message: Message, i: int) -> list[Any]:
     meta = common.format_meta(message, FORMAT)
-    event = copy.deepcopy(meta.get("event"))
+    event = common.copied(meta.get("event"))
     calls = [b for b in message["content"] if b["type"] == "tool_call"]
     results = [(j, b) for j, b in enumerate(message["content"]) if b["type"] == "tool_result"]
     texts = [b["text"] for b in message["content"] if b["type"] == "text"]

@@ -12,7 +12,6 @@ header, other branches, compactions, model changes, labels, custom and bash entr
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -84,7 +83,7 @@ def _call(part: dict[str, Any], i: int, j: int) -> Block:
     name = common.require_str(part.get("name"), "a toolCall's name", message=i, block=j, field="name")
     arguments = common.require_dict(part.get("arguments"), "a toolCall's arguments", message=i, block=j)
     block: Block = {"type": "tool_call", "id": call_id, "name": name, "input": common.dump_input(arguments)}
-    return {**block, "state": "finished", BLOCK_EXTRAS: {"part": copy.deepcopy(part)}}
+    return {**block, "state": "finished", BLOCK_EXTRAS: {"part": common.copied(part)}}
 
 
 def _blocks(message: dict[str, Any], i: int) -> list[Block]:
@@ -178,8 +177,8 @@ def from_pi(lines: Sequence[Any]) -> list[Message]:
             continue
         message = entry["message"]
         blocks = _blocks(message, n + 1)
-        shell = {k: (_PLACE if k == "message" else copy.deepcopy(v)) for k, v in entry.items()}
-        body = {k: (_PLACE if k == "content" else copy.deepcopy(v)) for k, v in message.items()}
+        shell = {k: (_PLACE if k == "message" else common.copied(v)) for k, v in entry.items()}
+        body = {k: (_PLACE if k == "content" else common.copied(v)) for k, v in message.items()}
         role = "user" if message["role"] == "user" else "assistant"
         neutral = {"id": entry["id"], "role": role, "content": blocks}
         meta: dict[str, Any] = {"entry": shell, "message": body, common.POSITION: live[n]}
@@ -197,7 +196,7 @@ def _part(block: Block, i: int, j: int) -> Any:
         part = common.recorded(block, BLOCK_EXTRAS).get("part")
         arguments = common.parse_input(block, i, j)
         if isinstance(part, dict) and part.get("arguments") == arguments and part.get("id") == block["id"]:
-            return copy.deepcopy(part)
+            return common.copied(part)
         return {"type": "toolCall", "id": block["id"], "name": block["name"], "arguments": arguments}
     if block["type"] == "thinking":  # from elsewhere: pi's own thinking parts come back raw
         return {"type": "thinking", "thinking": block["thinking"]}
@@ -233,7 +232,7 @@ def _fresh_body(message: Message, role: str, blocks: list[Block], i: int) -> dic
         "api": "",
         "provider": "",
         "model": "",
-        "usage": copy.deepcopy(_NO_USAGE),
+        "usage": common.copied(_NO_USAGE),
         "stopReason": "toolUse" if calls else "stop",
         "timestamp": 0,
     }
@@ -255,7 +254,7 @@ def _body(message: Message, meta: Mapping[str, Any], i: int) -> dict[str, Any]:
         content = blocks[0]["text"]
     else:
         content = [_part(b, i, j) for j, b in enumerate(blocks)]
-    body = {k: (content if v == _PLACE else copy.deepcopy(v)) for k, v in sent.items()}
+    body = {k: (content if v == _PLACE else common.copied(v)) for k, v in sent.items()}
     if body.get("stopReason") == "toolUse" and not any(b["type"] == "tool_call" for b in blocks):
         body["stopReason"] = "stop"  # every call of the turn went: it no longer stops to use a tool
     return body
@@ -338,7 +337,7 @@ def to_pi(messages: Sequence[Any]) -> list[Any]:
         body = _body(message, meta, i)
         shell = meta.get("entry")
         if isinstance(shell, dict) and isinstance(meta.get("message"), dict):
-            entry = {k: (body if v == _PLACE else copy.deepcopy(v)) for k, v in shell.items()}
+            entry = {k: (body if v == _PLACE else common.copied(v)) for k, v in shell.items()}
         else:
             fresh[len(out)] = message
             entry = {"type": "message", "id": "", "parentId": None, "timestamp": _EPOCH, "message": body}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -126,7 +125,7 @@ def from_pydantic_ai_json(messages: Sequence[Any]) -> list[Message]:
             raise SnapshotError("parts must be a list", message=i, field="parts")
         for j, part in enumerate(parts):
             _check_part(part, i, j)
-    return _from_dumped(copy.deepcopy(list(messages)))
+    return _from_dumped(common.copied(list(messages)))
 
 
 def _check_part(part: Any, i: int, j: int) -> None:
@@ -176,7 +175,7 @@ def _from_dumped(dumped: list[dict[str, Any]]) -> list[Message]:
         for k, (role, blocks) in enumerate(pieces):
             # Every piece carries the message's own fields: a drop may empty the first piece (a request's
             # tool returns) and take it away, and the pieces left still write the request whole.
-            own = skeleton if k == 0 else copy.deepcopy(skeleton)
+            own = skeleton if k == 0 else common.copied(skeleton)
             meta: dict[str, Any] = {"group": group, "message": own, common.POSITION: i}
             out.append(
                 common.attach_meta(
@@ -206,7 +205,7 @@ def _block_to_part(
     btype = block["type"]
     if common.is_raw(block, FORMAT):
         return common.raw_value(block)
-    extra = copy.deepcopy(recorded or {})
+    extra = common.copied(recorded or {})
     if btype in ("text", "thinking"):
         if btype == "thinking":
             default = "thinking"
@@ -259,7 +258,7 @@ def _block_to_part(
         if _OUTCOME.get(extra.get("outcome", "success"), "error") != state:
             extra["outcome"] = _STATE.get(state, "failed")
         if isinstance(block.get("metadata"), dict):
-            extra["metadata"] = copy.deepcopy(block["metadata"])
+            extra["metadata"] = common.copied(block["metadata"])
         return {
             **extra,
             "part_kind": "tool-return",
@@ -305,7 +304,7 @@ def to_pydantic_ai_json(messages: Sequence[Any]) -> list[dict[str, Any]]:
         recorded = meta.get("parts", {})
         joined = group is not None and group == last_group and bool(out)
         if "message" in meta and not joined:
-            out.append({**copy.deepcopy(meta["message"]), "parts": []})
+            out.append({**common.copied(meta["message"]), "parts": []})
             positions.append(common.position_of(meta))
             joined = True
         for j, block in enumerate(message["content"]):

@@ -13,7 +13,6 @@ compression stands for) is kept in place.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -144,7 +143,7 @@ def from_qwen_code(lines: Sequence[Any]) -> list[Message]:
             run.hold(record)
             continue
         message = next(neutral)
-        shell = {k: (_PLACE if k == "message" else copy.deepcopy(v)) for k, v in record.items()}
+        shell = {k: (_PLACE if k == "message" else common.copied(v)) for k, v in record.items()}
         message["id"] = record["uuid"]
         meta = {"record": shell, common.POSITION: chosen[n]}
         run.add(common.attach_meta(message, FORMAT, meta))
@@ -269,7 +268,7 @@ def to_qwen_code(messages: Sequence[Any]) -> list[Any]:
         content = _content(message, i)
         shell = common.format_meta(message, FORMAT).get("record")
         if isinstance(shell, dict) and shell.get("type") == _record_type(content):
-            out.append({k: (content if v == _PLACE else copy.deepcopy(v)) for k, v in shell.items()})
+            out.append({k: (content if v == _PLACE else common.copied(v)) for k, v in shell.items()})
         else:
             fresh[len(out)] = (content, message)
             out.append(None)

@@ -14,7 +14,6 @@ sent (``getEffectiveApiHistory``).
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -225,6 +224,6 @@ def to_roo_code(messages: Sequence[Any]) -> list[Any]:
         written = _written(message, dialect, i)
         if written:
             written[0] = reorder(written[0], meta.get("order"))
-        return [*copy.deepcopy(common.listed(meta.get("before"))), *written]
+        return [*common.copied(common.listed(meta.get("before"))), *written]
 
     return in_place(neutral, FORMAT, convert)

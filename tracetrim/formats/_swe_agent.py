@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -33,7 +32,7 @@ def from_swe_agent_history(history: Sequence[Any], *, synthesize_calls: bool = T
     kept: list[dict[str, Any]] = []
     for i, entry in enumerate(history):
         entry = common.require_dict(entry, "a message", message=i)
-        message = {k: copy.deepcopy(v) for k, v in entry.items() if k not in _KEYS}
+        message = {k: common.copied(v) for k, v in entry.items() if k not in _KEYS}
         ids = entry.get("tool_call_ids")
         if entry.get("role") == "tool":
             if not (isinstance(ids, list) and ids and all(isinstance(x, str) for x in ids)):
@@ -42,7 +41,7 @@ def from_swe_agent_history(history: Sequence[Any], *, synthesize_calls: bool = T
                 )
             message["tool_call_id"] = ids[0]
         chat.append(message)
-        kept.append({k: copy.deepcopy(entry[k]) for k in _KEYS if k in entry})
+        kept.append({k: common.copied(entry[k]) for k in _KEYS if k in entry})
     neutral = from_openai_chat(chat)
     out: list[Message] = []
     has_calls = any(m.get("role") == "tool" for m in chat)
@@ -52,7 +51,7 @@ def from_swe_agent_history(history: Sequence[Any], *, synthesize_calls: bool = T
         if isinstance(ids, list) and len(ids) > 1:
             # One observation answered several calls: give each its own result block with the same output.
             first = message["content"][0]
-            message["content"].extend({**copy.deepcopy(first), "id": other} for other in ids[1:])
+            message["content"].extend({**common.copied(first), "id": other} for other in ids[1:])
         chat_meta = common.format_meta(message, CHAT_FORMAT)
         if chat_meta.get("extra"):
             # SWE-agent's own extra keys travel with its metadata, so an OpenAI-chat writer never sends them
@@ -137,11 +136,11 @@ def _history_entries(message: Message, i: int) -> list[dict[str, Any]]:
     else:
         for tool, call_id in zip(tools, ids, strict=True):
             tool["tool_call_ids"] = [call_id]
-    own = {k: copy.deepcopy(v) for k, v in meta.items() if k in _KEYS and k != "tool_call_ids"}
+    own = {k: common.copied(v) for k, v in meta.items() if k in _KEYS and k != "tool_call_ids"}
     chat_extra = meta.get("chat_extra")
     for entry in chat:
         if isinstance(chat_extra, dict):
-            entry.update(copy.deepcopy(chat_extra))
+            entry.update(common.copied(chat_extra))
         entry.update(own)
     return chat
 

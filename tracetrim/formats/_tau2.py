@@ -10,7 +10,6 @@ are not the agent's context: they ride as raw parts, never judged.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -96,7 +95,7 @@ def from_tau2(messages: Sequence[Any]) -> list[Message]:
     for i, message in enumerate(messages):
         message = common.require_dict(message, "a message", message=i)
         role = common.require_choice(message.get("role"), _ROLES, message=i, field="role")
-        shell = copy.deepcopy(message)
+        shell = common.copied(message)
         blocks: list[Block] = []
         neutral_role = role
         meta: dict[str, Any] = {}
@@ -109,12 +108,12 @@ def from_tau2(messages: Sequence[Any]) -> list[Message]:
                 if _answers_agent(tool, agent_calls):
                     blocks.append(_result(tool, i, names))
                 else:
-                    blocks.append(common.raw_block(FORMAT, copy.deepcopy(tool)))
+                    blocks.append(common.raw_block(FORMAT, common.copied(tool)))
             neutral_role = "assistant"
             if multi:
                 del shell["tool_messages"]
                 meta["tools"] = {
-                    t["id"]: copy.deepcopy(t) for t in tools if isinstance(t, dict) and "id" in t
+                    t["id"]: common.copied(t) for t in tools if isinstance(t, dict) and "id" in t
                 }
         else:
             content = message.get("content")
@@ -135,7 +134,7 @@ def from_tau2(messages: Sequence[Any]) -> list[Message]:
                         }
                     )
                 else:
-                    blocks.append(common.raw_block(FORMAT, copy.deepcopy(call)))
+                    blocks.append(common.raw_block(FORMAT, common.copied(call)))
         meta["message"] = shell
         neutral = {"id": common.message_id("t2-", message, seen, i), "role": neutral_role, "content": blocks}
         out.append(common.attach_meta(neutral, FORMAT, meta))
@@ -144,7 +143,7 @@ def from_tau2(messages: Sequence[Any]) -> list[Message]:
 
 def _tool(block: Block, base: dict[str, Any], i: int, j: int) -> dict[str, Any]:
     text = common.output_text(block, "tau2", i, j)
-    tool = copy.deepcopy(base) if base else {"id": block["id"], "role": "tool"}
+    tool = common.copied(base) if base else {"id": block["id"], "role": "tool"}
     if tool.get("content") != text and not (tool.get("content") is None and text == ""):
         tool["content"] = text
     error = block.get("state") == "error"
@@ -163,18 +162,18 @@ def _tools(message: Message, meta: dict[str, Any], i: int) -> list[dict[str, Any
             base = stored.get(block["id"], {}) if stored is not None else shell
             tools.append(_tool(block, base, i, j))
         elif common.is_raw(block, FORMAT):
-            tools.append(copy.deepcopy(block["value"]))
+            tools.append(common.copied(block["value"]))
         elif block["type"] == "text":  # a tombstone, or (a user's results turn from elsewhere) what they said
             said_by = "user" if message["role"] == "user" and not shell else "assistant"
             tools.append({"role": said_by, "content": block["text"]})
     if stored is not None:
-        return [{**copy.deepcopy(shell), "tool_messages": tools}]
+        return [{**common.copied(shell), "tool_messages": tools}]
     return tools
 
 
 def _convert(message: Message, i: int) -> list[dict[str, Any]]:
     meta = common.format_meta(message, FORMAT)
-    shell = copy.deepcopy(meta.get("message") or {})
+    shell = common.copied(meta.get("message") or {})
     if shell.get("role") == "tool" or (
         not shell and any(b["type"] == "tool_result" for b in message["content"])
     ):
@@ -186,13 +185,13 @@ def _convert(message: Message, i: int) -> list[dict[str, Any]]:
     }
     for j, block in enumerate(message["content"]):
         if block["type"] == "tool_call":
-            call = copy.deepcopy(previous.get(block["id"], {"id": block["id"], "name": block["name"]}))
+            call = common.copied(previous.get(block["id"], {"id": block["id"], "name": block["name"]}))
             call.update(
                 {"id": block["id"], "name": block["name"], "arguments": common.parse_input(block, i, j)}
             )
             calls.append(call)
         elif common.is_raw(block, FORMAT):
-            calls.append(copy.deepcopy(block["value"]))
+            calls.append(common.copied(block["value"]))
     out = shell or {"role": message["role"]}
     original = out.get("content")
     joined = "\n\n".join(texts)
