@@ -120,7 +120,9 @@ class HistoryFormat:
     provider_fields: tuple[str, ...] = ()
     """Top-level keys the format uses for itself where tracetrim reads a request field of the same
     name (an Ollama body's ``options``): kept with the file, never read as tracetrim's."""
-    locate: Callable[[Mapping[str, Any]], tuple[str, ...]] | None = None
+    locate: Callable[[Mapping[str, Any]], tuple[str, ...]] | None = attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.is_callable())
+    )
     """The keys leading from a file object down to the object that holds ``messages_key``, where that
     is not the file itself (an Agent Framework session's ``("state", "in_memory")``)."""
 
