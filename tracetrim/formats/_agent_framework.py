@@ -106,19 +106,13 @@ def _block_metadata(content: Mapping[str, Any]) -> dict[str, Any] | None:
     return common.copied(metadata) if isinstance(metadata, dict) else None
 
 
-def _shape(content: Mapping[str, Any], *fields: str) -> dict[str, Any]:
-    """``content`` as sent, in its key order, its ``fields`` (the text a plan may change) left out: the
-    rest of it rides with the block, so a shortened result carries no copy of the text it lost."""
-    return {key: None if key in fields else common.copied(value) for key, value in content.items()}
-
-
 def _items_shape(items: Any, result: str) -> dict[str, Any]:
     """How a result's text items are written back: absent, one item around the result's text, or (any
     other text items) the items as sent while the result is unchanged."""
     if items is None:
         return {"absent": True}
     if len(items) == 1 and items[0]["text"] == result:
-        return {"one": _shape(items[0], "text")}
+        return {"one": common.shape_of(items[0], "text")}
     return {"many": common.copied(items)}
 
 
@@ -130,7 +124,7 @@ def _content(content: Any, i: int, j: int, names: dict[str, str]) -> Block:
     extras: dict[str, Any] = {"at": j}
     if kind == "text" and isinstance(content.get("text"), str):
         block = {"type": "text", "text": content["text"]}
-        extras["shape"] = _shape(content, "text")
+        extras["shape"] = common.shape_of(content, "text")
     elif kind == "text_reasoning":
         text = content.get("text")
         block = {"type": "thinking", "thinking": text if isinstance(text, str) else ""}
@@ -150,7 +144,7 @@ def _content(content: Any, i: int, j: int, names: dict[str, str]) -> Block:
         output: str | list[Block]
         if isinstance(result, str) and (items is None or _text_items(items)):
             output = result
-            extras["shape"] = _shape(content, "result", "items")
+            extras["shape"] = common.shape_of(content, "result", "items")
             extras["items"] = _items_shape(items, result)
         else:  # images or data among the items: never shortened, written back as sent
             output = [common.raw_block(FORMAT, common.copied(content))]

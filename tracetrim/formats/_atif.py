@@ -96,9 +96,7 @@ def from_atif(steps: Sequence[Any], fields: Mapping[str, Any] | None = None) -> 
     for i, step in enumerate(steps):
         step = common.require_dict(step, "a step", message=i)
         source = common.require_choice(step.get("source"), _ROLES, message=i, field="source")
-        meta: dict[str, Any] = {
-            "step": {k: (None if k in _MAPPED else common.copied(v)) for k, v in step.items()}
-        }
+        meta: dict[str, Any] = {"step": common.shape_of(step, *_MAPPED)}
         observation = step.get("observation")
         if isinstance(observation, dict):
             meta["observation"] = {k: v for k, v in common.copied(observation).items() if k != "results"}

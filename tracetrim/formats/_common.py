@@ -106,6 +106,13 @@ def copied(value: Any) -> Any:
     return copy_ if copy_ is not None or value is None else copy.deepcopy(value)
 
 
+def shape_of(value: Mapping[str, Any], *fields: str) -> dict[str, Any]:
+    """``value`` as read, in its key order, its ``fields`` left as None (the parts a plan may change,
+    which the neutral message holds): what a writer fills back in, so kept metadata carries no second
+    copy of a text a plan shortened."""
+    return {key: None if key in fields else copied(v) for key, v in value.items()}
+
+
 def raw_block(fmt: str, value: Any) -> Block:
     """Wrap a part the neutral form cannot express so it survives a round trip through ``fmt``."""
     return {"type": RAW, "format": fmt, "value": value}

@@ -81,9 +81,10 @@ def is_continue_history(items: Sequence[Any]) -> bool:
     return bool(items) and all(is_continue_item(item) for item in items)
 
 
-def _without(value: Mapping[str, Any], *fields: str) -> dict[str, Any]:
-    """``value`` copied in its key order, ``fields`` left as None (what a plan may change)."""
-    return {key: None if key in fields else common.copied(v) for key, v in value.items()}
+def _item_shape(item: Mapping[str, Any], message: Mapping[str, Any], *fields: str) -> dict[str, Any]:
+    """An item as kept in metadata: its message's ``content`` and the item's ``fields`` left out (what a
+    plan may change, which the neutral message holds)."""
+    return {**common.shape_of(item, "message", *fields), "message": common.shape_of(message, "content")}
 
 
 def _text_blocks(content: Any, i: int, meta: dict[str, Any]) -> list[Block]:
@@ -133,7 +134,7 @@ def _result(state: dict[str, Any], name: str) -> tuple[Block, dict[str, Any]]:
     block["state"] = "error" if failed else "success"
     if isinstance(output, list) and _single_text(output):
         block["output"] = output[0]["content"]
-        kept = {**_without(state, "output"), "output": [_without(output[0], "content")]}
+        kept = {**common.shape_of(state, "output"), "output": [common.shape_of(output[0], "content")]}
         return block, kept
     # several items, images, a cancelled call's missing output: sent as they are, never shortened
     block["output"] = [common.raw_block(FORMAT, common.copied(output))]
@@ -171,7 +172,7 @@ def _assistant(
             kept.append(shape)
         else:  # a state whose call is not in the message: Continue sends none of it; kept as it is
             unmatched.append(common.copied(state))
-    meta[_ITEM] = {**_without(item, "toolCallStates"), "message": _without(message, "content")}
+    meta[_ITEM] = _item_shape(item, message, "toolCallStates")
     meta[_STATES] = kept
     if unmatched:
         meta[_UNMATCHED] = unmatched
@@ -189,7 +190,10 @@ def _tool(item: dict[str, Any], message: dict[str, Any], i: int, seen: dict[str,
     call_id = message["toolCallId"]
     output = common.result_output(message.get("content"), FORMAT, "a tool item", message=i)
     block: Block = {"type": "tool_result", "id": call_id, "name": name, "output": output, "state": "success"}
-    meta = {_TOOL: True, _ITEM: {**_without(item), "message": _without(message, "content")}}
+    meta = {
+        _TOOL: True,
+        _ITEM: _item_shape(item, message),
+    }
     neutral: Message = {
         "id": common.message_id("ct-", item, seen, i),
         "role": "assistant",
@@ -229,7 +233,7 @@ def from_continue(items: Sequence[Any]) -> list[Message]:
         elif role in ("user", "system"):
             meta: dict[str, Any] = {}
             blocks = _text_blocks(message.get("content", ""), i, meta)
-            meta[_ITEM] = {**_without(item), "message": _without(message, "content")}
+            meta[_ITEM] = _item_shape(item, message)
             plain: Message = {"id": common.message_id("ct-", item, seen, i), "role": role, "content": blocks}
             run.add(common.attach_meta(plain, FORMAT, meta))
         else:
@@ -283,17 +287,16 @@ class _Turn:
         """Record a result as its state: as read, its output shortened where the plan shortened it."""
         output: Any
         value = block["output"]
+        read = self.read.get(block["id"])
         if isinstance(value, list) and len(value) == 1 and common.is_raw(value[0], FORMAT):
             output = common.copied(value[0]["value"])
         else:
-            read = self.read.get(block["id"])
             first = (
                 read["output"][0]
                 if read is not None and _single_text(read.get("output"), shape=True)
                 else None
             )
             output = [_filled(first or _NEW_OUTPUT, content=common.output_text(block, "Continue", i, j))]
-        read = self.read.get(block["id"])
         if read is not None:
             self.states[block["id"]] = _filled(read, output=output)
         else:
@@ -323,21 +326,20 @@ class _Turn:
                 {"message": None, "contextItems": []}, message=message, toolCallStates=states or None
             )
         single = shape.get("toolCallState")  # older sessions' one state a turn goes with its call
-        if isinstance(single, dict) and single.get("toolCallId") not in {c["id"] for c in self.calls}:
-            return _filled(shape, message=message, toolCallStates=states or None, toolCallState=None)
-        return _filled(shape, message=message, toolCallStates=states or None)
+        gone = isinstance(single, dict) and single.get("toolCallId") not in {c["id"] for c in self.calls}
+        dropped: dict[str, Any] = {"toolCallState": None} if gone else {}
+        return _filled(shape, message=message, toolCallStates=states or None, **dropped)
 
 
 def _tool_item(shape: Mapping[str, Any], blocks: Sequence[Block], i: int) -> dict[str, Any]:
     """A ``tool`` item as read, holding its result's output as the plan left it."""
-    (j, block), *rest = [(j, b) for j, b in enumerate(blocks) if b["type"] == "tool_result"]
-    if rest or len(blocks) != 1:
+    if len(blocks) != 1 or blocks[0]["type"] != "tool_result":
         raise SnapshotError("a tool item holds its one result and nothing else", message=i)
-    output = block["output"]
+    output = blocks[0]["output"]
     content = (
         output
         if isinstance(output, str)
-        else [common.written_part(b, FORMAT, "Continue", i, j) for b in output]
+        else [common.written_part(b, FORMAT, "Continue", i, 0) for b in output]
     )
     return _filled(shape, message=_filled(shape["message"], content=content))
 

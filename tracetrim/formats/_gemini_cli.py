@@ -209,7 +209,7 @@ def _tool_blocks(call: Any, i: int, j: int) -> list[Block]:
     call_id = common.require_str(call.get("id"), "a tool call's id", message=i, block=j, field="id")
     name = common.require_str(call.get("name"), "a tool call's name", message=i, block=j, field="name")
     args = common.require_dict(call.get("args", {}), "a tool call's args", message=i, block=j, field="args")
-    record = {k: (None if k in ("args", "result") else common.copied(v)) for k, v in call.items()}
+    record = common.shape_of(call, "args", "result")
     blocks: list[Block] = [
         {
             "type": "tool_call",
