@@ -7,7 +7,8 @@ A read is `HistoryFormat.read` as `tracetrim compact` and ``POST /v1/compact_con
 format's reader, the shape check, and its writer run on what was read (a file is taken in only if it can
 be given back). A write is `HistoryFormat.write` of the neutral history a plan hands back (a
 `ValidatedHistory`, as the runner's own messages are). Histories are `bench_plan.synthetic_history`
-written in each format (an ADK session's events built from its Gemini contents); times are the best
+written in each format (an ADK session's events built from its Gemini contents, a Copilot CLI
+session's events from its messages); times are the best
 CPU time of ``--repeat`` runs.
 """
 
@@ -39,11 +40,42 @@ FORMATS = (
     "gemini-cli",
     "adk",
     "swe-agent",
+    "copilot-cli",
 )
 
 
-def _document(name: str, history: list[dict[str, Any]]) -> dict[str, Any]:
+def _copilot_events(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``history`` as a Copilot CLI session's events (a user message, an assistant message with its
+    calls, a completion for each result)."""
+    events: list[dict[str, Any]] = []
+
+    def add(kind: str, data: dict[str, Any]) -> None:
+        parent = events[-1]["id"] if events else None
+        events.append(
+            {"type": kind, "data": data, "id": f"e{len(events)}", "timestamp": "t", "parentId": parent}
+        )
+
+    for message in history:
+        text = "\n".join(b["text"] for b in message["content"] if b["type"] == "text")
+        if message["role"] != "assistant":
+            add("user.message", {"content": text})
+            continue
+        calls = [b for b in message["content"] if b["type"] == "tool_call"]
+        requests = [
+            {"toolCallId": c["id"], "name": c["name"], "arguments": json.loads(c["input"])} for c in calls
+        ]
+        add("assistant.message", {"content": text, "toolRequests": requests})
+        for block in message["content"]:
+            if block["type"] == "tool_result":
+                result = {"content": block["output"]}
+                add("tool.execution_complete", {"toolCallId": block["id"], "success": True, "result": result})
+    return events
+
+
+def _document(name: str, history: list[dict[str, Any]]) -> Any:
     """``history`` as a file of format ``name`` holds it."""
+    if name == "copilot-cli":  # its writer takes only a session read as one
+        return _copilot_events(history)
     if name != "adk":
         return HISTORY_FORMATS[name].write_document(history)
     contents = HISTORY_FORMATS["gemini"].write_document(history)["contents"]

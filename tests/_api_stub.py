@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import subprocess
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -164,7 +164,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         model = str(body.get("model", "claude"))
         blocks = [{"type": "text", "text": _REPLY}]
-        if body.get("tools") and self.server.script:  # the agent's own loop follows the script
+        scripted = body.get("tools") and not (self.server.aside and self.server.aside(body))
+        if scripted and self.server.script:  # the agent's own loop follows the script
             blocks = self.server.script.pop(0)
         if ":streamGenerateContent" in self.path:
             self.send_response(200)
@@ -212,18 +213,23 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     requests: list[dict[str, Any]]
     script: list[list[dict[str, Any]]]
+    aside: Callable[[dict[str, Any]], bool] | None
 
 
 @contextmanager
-def api_stub(script: list[list[dict[str, Any]]] | None = None) -> Iterator[_Server]:
+def api_stub(
+    script: list[list[dict[str, Any]]] | None = None, aside: Callable[[dict[str, Any]], bool] | None = None
+) -> Iterator[_Server]:
     """A running stub; ``server.requests`` holds what it was sent, ``server.server_address`` where it is.
 
     ``script``: the Messages replies (lists of text and ``tool_use`` blocks) the agent's requests get in
-    turn, a request with ``tools`` taking the next one; every other request gets one line of text.
+    turn, a request with ``tools`` taking the next one; every other request gets one line of text, and
+    so does a request ``aside`` picks out (an agent's own summarising call, which offers its tools too).
     """
     server = _Server(("127.0.0.1", 0), _Handler)
     server.requests = []
     server.script = list(script or [])
+    server.aside = aside
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

@@ -1588,3 +1588,77 @@ def older_continue_history(history: list[dict[str, Any]]) -> list[dict[str, Any]
             tool = {"role": "tool", "content": content, "toolCallId": state["toolCallId"]}
             out.append({"message": tool, "contextItems": []})
     return out
+
+
+_COPILOT_TOOLS = st.sampled_from(["view", "bash", "grep", "glob", "edit", "task"])
+
+
+@st.composite
+def copilot_sessions(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """A GitHub Copilot CLI session's events as its CLI writes them, each naming the one before it: the
+    start and system prompt, user messages, assistant turns whose ``toolRequests`` (zero to three) are
+    each started and completed (in order or interleaved; now and then failed, or with a timeline copy
+    or a structured copy of the result, or with an image for the model), turn and usage bookkeeping;
+    now and then a sub-agent's events among them, or Copilot's own compaction before the rest."""
+    ids = _Ids()
+    events: list[dict[str, Any]] = []
+
+    def add(kind: str, data: dict[str, Any], **extra: Any) -> None:
+        n = len(events)
+        parent = events[-1]["id"] if events else None
+        event = {"type": kind, "data": data, "id": f"00000000-0000-4000-8000-{n:012d}"}
+        events.append(
+            {**event, "timestamp": f"2026-12-08T00:00:{n % 60:02d}.000Z", "parentId": parent, **extra}
+        )
+
+    add("session.start", {"sessionId": "5e55", "version": 1, "producer": "copilot-agent"})
+    add("system.message", {"role": "system", "content": "You are the GitHub Copilot CLI."})
+    for turn in range(draw(st.integers(1, 4))):
+        text = draw(_text)
+        add("user.message", {"content": text, "transformedContent": f"<current_datetime/>\n\n{text}"})
+        if turn == 1 and draw(st.integers(0, 3)) == 0:  # Copilot compacted what came before
+            add("session.compaction_complete", {"success": True, "summaryContent": draw(_text)})
+        for step in range(draw(st.integers(1, 3))):
+            add("assistant.turn_start", {"turnId": str(step)})
+            requests = []
+            for _ in range(draw(st.integers(0, 3))):
+                n = ids.next()
+                requests.append({"toolCallId": f"call_{n:04d}", "name": draw(_COPILOT_TOOLS),
+                                 "arguments": _args(draw, n), "type": "function"})  # fmt: skip
+            content = draw(st.sampled_from(["", "Let me look."])) if requests else draw(_text)
+            add(
+                "assistant.message",
+                {"messageId": f"m{len(events)}", "content": content, "toolRequests": requests},
+            )
+            if draw(st.integers(0, 5)) == 0:  # a sub-agent at work, its own events
+                m = ids.next()
+                sub = {"toolCallId": f"sub_{m:04d}", "name": "view", "arguments": {}}
+                add("assistant.message", {"content": "", "toolRequests": [sub]}, agentId="agent-1")
+                done = {"toolCallId": sub["toolCallId"], "success": True, "result": {"content": draw(_text)}}
+                add("tool.execution_complete", done, agentId="agent-1")
+            order = draw(st.permutations(range(len(requests)))) if requests else []
+            for r in requests:
+                add("tool.execution_start", {"toolCallId": r["toolCallId"], "toolName": r["name"]})
+            for k in order:
+                call_id = requests[k]["toolCallId"]
+                shape = draw(st.integers(0, 9))
+                data: dict[str, Any] = {"toolCallId": call_id, "success": shape != 0}
+                if shape == 0:
+                    data["error"] = {"message": "Path does not exist", "code": "failure"}
+                else:
+                    result: dict[str, Any] = {"content": _output(draw, call_id)}
+                    if shape == 1:
+                        result["detailedContent"] = "diff --git\n" + result["content"]
+                    elif shape == 2:
+                        result["contents"] = [{"type": "text", "text": result["content"]}]
+                    elif shape == 3:
+                        result["binaryResultsForLlm"] = [
+                            {"type": "image", "data": "iVBOR", "mimeType": "image/png"}
+                        ]
+                    data["result"] = result
+                add("tool.execution_complete", data)
+            add("assistant.turn_end", {"turnId": str(step)})
+            add("session.usage_record", {"usage": {"inputTokens": 100, "outputTokens": 5}})
+        add("assistant.message", {"messageId": f"m{len(events)}", "content": draw(_text), "toolRequests": []})
+    add("session.shutdown", {"accountingSnapshot": {}})
+    return events

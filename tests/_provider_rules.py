@@ -1025,3 +1025,50 @@ def check_chat_went_on(
         assert call == calls[call_id]
     for call_id, result in chat_results(after).items():
         assert result == results[call_id] or "tracetrim" in json.dumps(result), call_id
+
+
+_COPILOT_RESETS = frozenset({"session.compaction_complete", "session.context_cleared", "session.truncation"})
+
+
+def copilot_sent(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The chat-completions messages GitHub Copilot CLI sends from a session's events when it resumes it
+    (a stand-in, checked against the real CLI in ``tests/formats/test_copilot_cli_resumes.py``): the main
+    agent's events after the last compaction, clear or truncation; a ``user.message`` as its
+    ``transformedContent``; an ``assistant.message`` as its content (null when empty) and its
+    ``toolRequests`` as ``tool_calls`` (the arguments as compact JSON); a ``tool.execution_complete`` as
+    a ``tool`` message, its ``result.content`` (a failed call's ``error.message``). Copilot's own
+    ``__copilotMessageSource`` field on a ``tool`` message is left out."""
+    start = 0
+    for n, event in enumerate(events):
+        if event["type"] in _COPILOT_RESETS and (
+            event["type"] != "session.compaction_complete" or event["data"].get("success")
+        ):
+            start = n + 1
+    out: list[dict[str, Any]] = []
+    for event in events[start:]:
+        data = event["data"]
+        if "agentId" in event or "parentToolCallId" in data:
+            continue
+        if event["type"] == "user.message":
+            out.append({"role": "user", "content": data.get("transformedContent", data["content"])})
+        elif event["type"] == "assistant.message":
+            sent: dict[str, Any] = {"role": "assistant", "content": data["content"] or None}
+            if data.get("toolRequests"):
+                sent["tool_calls"] = [
+                    {
+                        "id": r["toolCallId"],
+                        "type": "function",
+                        "function": {
+                            "name": r["name"],
+                            "arguments": json.dumps(
+                                r.get("arguments", {}), separators=(",", ":"), ensure_ascii=False
+                            ),
+                        },
+                    }
+                    for r in data["toolRequests"]
+                ]
+            out.append(sent)
+        elif event["type"] == "tool.execution_complete":
+            content = data["result"]["content"] if data.get("success") else data["error"]["message"]
+            out.append({"role": "tool", "tool_call_id": data["toolCallId"], "content": content})
+    return out

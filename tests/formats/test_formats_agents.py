@@ -59,6 +59,7 @@ FILES = [
     ("agent_framework_messages.json", "agent-framework", ("read_file", "run")),
     ("agent_framework_session.json", "agent-framework", ("read_file", "run")),
     ("continue_session.json", "continue", ("Read", "List", "Bash", "Edit")),
+    ("copilot_cli_session.jsonl", "copilot-cli", ("view", "bash", "edit")),
 ]
 IDS = [f[0].split(".")[0] if f[1] in ("roo-code", "cline", "agent-framework") else f[1] for f in FILES]
 TOOLS = {fmt: tools for _, fmt, tools in FILES if fmt not in ("roo-code", "cline")}
@@ -164,6 +165,12 @@ def _others(data: Any, fmt: str) -> Any:
 
         carried, _ = split_carriers(HISTORY_FORMATS[fmt].read(data, {}), "kimi_cli")
         return [{k: v for k, v in e.items() if k != "token_count"} for run in carried for e in run]
+    if fmt == "copilot-cli":  # its other events but a dropped call's own; one whose parent went names another
+        from tracetrim.formats._carrier import split_carriers
+
+        carried, _ = split_carriers(HISTORY_FORMATS[fmt].read(data, {}), "copilot_cli")
+        events = [e for run in carried for e in run if "toolCallId" not in e["data"]]
+        return [{k: v for k, v in e.items() if k != "parentId"} for e in events]
     if fmt in ("claude-code", "codex", "openhands", "openhands-v0", "pi", "qwen-code"):
         from tracetrim.formats._carrier import split_carriers
         from tracetrim.formats._table import HISTORY_FORMATS as table

@@ -75,6 +75,22 @@ SHAPES = {
         "written = HISTORY_FORMATS['openai'].write(history)['messages']\n"
         "assert len(written) == 2, len(written)\n"
     ),
+    "copilot-cli: thousands of calls, each started and completed, every one dropped": (
+        "from tracetrim.formats import HISTORY_FORMATS\n"
+        "n = 40_000\n"
+        "def event(k, kind, data): return {'type': kind, 'data': data, 'id': f'e{k}', 'parentId': f'e{k - 1}'}\n"
+        "events = [event(0, 'user.message', {'content': 'go'})]\n"
+        "for k in range(n):\n"
+        "    call = {'toolCallId': f'c{k}', 'name': 'view', 'arguments': {}}\n"
+        "    events.append(event(len(events), 'assistant.message', {'content': '', 'toolRequests': [call]}))\n"
+        "    events.append(event(len(events), 'tool.execution_start', {'toolCallId': f'c{k}'}))\n"
+        "    done = {'toolCallId': f'c{k}', 'success': True, 'result': {'content': 'x'}}\n"
+        "    events.append(event(len(events), 'tool.execution_complete', done))\n"
+        "shape = HISTORY_FORMATS['copilot-cli']\n"
+        "neutral = shape.read(events, {})\n"
+        "kept = [m for m in neutral if not any(b['type'].startswith('tool_') for b in m['content'])]\n"
+        "assert len(shape.write(kept)['messages']) == 1\n"
+    ),
     "cline: a call of many unclosed tags, and thousands of text-protocol calls": (
         "from tracetrim.formats import HISTORY_FORMATS\n"
         "env = {'type': 'text', 'text': '<environment_details>\\n</environment_details>'}\n"

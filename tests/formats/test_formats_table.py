@@ -106,6 +106,7 @@ def test_the_table_covers_every_format_and_its_views_agree() -> None:
         "roo-code",
         "cline",
         "continue",
+        "copilot-cli",
     ]
     assert set(READERS) == set(HISTORY_FORMATS)
     assert MESSAGES_KEY == {

@@ -660,3 +660,31 @@ def test_continue_sessions_stay_valid(session: dict[str, Any], plan: dict[str, A
         k: v for k, v in sent.items() if k != "history"
     }
     assert detect_format(written) == "continue"
+
+
+@SETTINGS
+@given(events=histories.copilot_sessions(), plan=plans)
+def test_copilot_cli_sessions_stay_valid(events: list[dict[str, Any]], plan: dict[str, Any]) -> None:
+    """What GitHub Copilot CLI sends from a compacted session keeps the chat-completions rules, its calls
+    as first sent; every event names the one written before it, a dropped call's own events go with it,
+    and what Copilot compacted before, and every sub-agent's event, stays as it was."""
+    sent = copy.deepcopy(events)
+    rules.check_openai_chat(rules.copilot_sent(events))  # the generator's sessions are valid
+    written = written_with("copilot-cli", events, plan)
+    assert events == sent, "the caller's session was mutated"
+    after = rules.copilot_sent(written)
+    rules.check_openai_chat(after)
+    rules.check_calls_as_sent("openai", after, rules.copilot_sent(sent))
+    assert [e["parentId"] for e in written] == [None, *(e["id"] for e in written[:-1])]
+    reset = max((n for n, e in enumerate(sent) if e["type"] == "session.compaction_complete"), default=-1)
+    assert written[: reset + 1] == sent[: reset + 1]
+    kept = set(rules.chat_calls(after))
+    for event in written[reset + 1 :]:
+        call = event["data"].get("toolCallId")
+        assert call is None or call in kept or "agentId" in event, call
+
+    def sub_agents(session: list[dict[str, Any]]) -> list[dict[str, Any]]:  # their parents may have gone
+        return [{k: v for k, v in e.items() if k != "parentId"} for e in session if "agentId" in e]
+
+    assert sub_agents(written) == sub_agents(sent)
+    assert detect_format(written) == "copilot-cli"

@@ -30,6 +30,8 @@ from tracetrim.formats._codex import from_codex, is_codex_rollout, to_codex
 from tracetrim.formats._common import ValidatedHistory, require_sequence, tag
 from tracetrim.formats._continue import OBSERVING_TOOLS as CONTINUE_TOOLS
 from tracetrim.formats._continue import from_continue, is_continue_history, to_continue
+from tracetrim.formats._copilot_cli import OBSERVING_TOOLS as COPILOT_TOOLS
+from tracetrim.formats._copilot_cli import from_copilot_cli, is_copilot_cli_session, to_copilot_cli
 from tracetrim.formats._gemini import GEMINI_SYSTEM, from_gemini, is_gemini_content, to_gemini
 from tracetrim.formats._gemini_cli import (
     from_gemini_cli,
@@ -439,6 +441,14 @@ _TABLE = (
         messages_key="history",
         default_tools=CONTINUE_TOOLS,
     ),
+    HistoryFormat(
+        "copilot-cli",
+        "a GitHub Copilot CLI session (~/.copilot/session-state/<id>/events.jsonl: events; only what "
+        "follows its last compaction, clear or truncation is judged, every other event kept in place)",
+        _one_arg(from_copilot_cli),
+        _messages_only(to_copilot_cli),
+        default_tools=COPILOT_TOOLS,
+    ),
 )
 
 HISTORY_FORMATS: Mapping[str, HistoryFormat] = MappingProxyType({f.name: f for f in _TABLE})
@@ -563,6 +573,8 @@ def _whole_list(data: Sequence[Any]) -> str | None:
         return "qwen-code"
     if is_kimi_cli_context(items):
         return "kimi-cli"
+    if is_copilot_cli_session(items):
+        return "copilot-cli"
     if all(is_gemini_cli_record(item) for item in items) or is_gemini_cli_log(items):
         return "gemini-cli"
     if all(is_openhands_event(item) for item in items):
