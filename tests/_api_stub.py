@@ -239,6 +239,19 @@ def api_stub(
         server.server_close()
 
 
+def chat_messages_with(
+    stub: _Server, prompt: str, agent: str, *, tools: bool = False
+) -> list[dict[str, Any]]:
+    """The messages of the first chat-completions request ``stub`` was sent that carries ``prompt`` (with
+    ``tools``, the first that also offers tools: an agent's own loop rather than a side request);
+    ``agent`` names who sent none in the assertion's message."""
+    bodies = [r["body"] for r in stub.requests if r["path"].endswith("/chat/completions")]
+    sent = [b for b in bodies if (b.get("tools") or not tools) and prompt in json.dumps(b["messages"])]
+    assert sent, f"{agent} sent no request for the prompt ({len(bodies)} requests)"
+    messages: list[dict[str, Any]] = sent[0]["messages"]
+    return messages
+
+
 def run_agent(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> str:
     """Run an agent's CLI to the end (no input, two minutes at most) and return what it printed; a
     failure shows the end of both of its streams."""

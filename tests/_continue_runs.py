@@ -16,7 +16,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests._api_stub import api_stub, run_agent
+from tests._api_stub import api_stub, chat_messages_with, run_agent
 
 CLI = Path(__file__).parent / "js" / "node_modules" / "@continuedev" / "cli" / "dist" / "cn.js"
 FIXTURE = Path(__file__).parent / "data" / "agents" / "continue_session.json"
@@ -93,11 +93,7 @@ def going_on(document: dict[str, Any], home: Path) -> list[dict[str, Any]]:
     (folder / f"{document['sessionId']}.json").write_text(json.dumps(document, indent=2), encoding="utf-8")
     with api_stub() as stub:
         cn(home, work, stub, "--fork", document["sessionId"], "Go on.")
-        bodies = [r["body"] for r in stub.requests if r["path"].endswith("/chat/completions")]
-    sent = [b for b in bodies if "Go on." in json.dumps(b["messages"])]
-    assert sent, f"Continue sent no request for the prompt ({len(bodies)} requests)"
-    messages: list[dict[str, Any]] = sent[0]["messages"]
-    return messages
+    return chat_messages_with(stub, "Go on.", "Continue")
 
 
 if __name__ == "__main__":

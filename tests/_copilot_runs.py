@@ -21,7 +21,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests._api_stub import api_stub, run_agent
+from tests._api_stub import api_stub, chat_messages_with, run_agent
 
 CLI = Path(__file__).parent / "js" / "node_modules" / "@github" / "copilot" / "npm-loader.js"
 FIXTURE = Path(__file__).parent / "data" / "agents" / "copilot_cli_session.jsonl"
@@ -140,13 +140,9 @@ def going_on(
     (folder / "events.jsonl").write_text(text, encoding="utf-8")
     with api_stub(script) as stub:
         copilot(home, work, stub, "Go on.", "--resume", folder.name, *args)
-        bodies = [r["body"] for r in stub.requests if r["path"].endswith("/chat/completions")]
     if script is not None:
-        return bodies
-    sent = [b for b in bodies if "Go on." in json.dumps(b["messages"])]
-    assert sent, f"Copilot sent no request for the prompt ({len(bodies)} requests)"
-    messages: list[dict[str, Any]] = sent[0]["messages"]
-    return messages
+        return [r["body"] for r in stub.requests if r["path"].endswith("/chat/completions")]
+    return chat_messages_with(stub, "Go on.", "Copilot")
 
 
 if __name__ == "__main__":
