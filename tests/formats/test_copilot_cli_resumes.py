@@ -33,8 +33,7 @@ from tests._provider_rules import (
 from tests.conftest import service_unavailable
 from tracetrim._snapshot import SnapshotError
 from tracetrim.cli import main
-from tracetrim.formats import HISTORY_FORMATS, detect_format
-from tracetrim.formats._copilot_cli import loads_events
+from tracetrim.formats import HISTORY_FORMATS, detect_format, parse_history_text
 
 COPILOT = HISTORY_FORMATS["copilot-cli"]
 CALLS = [f"call_0{k}" for k in range(1, 8)]
@@ -46,7 +45,7 @@ def _cli() -> None:
 
 
 def _events() -> list[dict[str, Any]]:
-    return list(loads_events(FIXTURE.read_text(encoding="utf-8")))
+    return list(parse_history_text(FIXTURE.read_text(encoding="utf-8")))
 
 
 def _written(events: list[dict[str, Any]], plan: dict[str, Any] | None) -> list[dict[str, Any]]:
@@ -101,7 +100,7 @@ def test_a_session_copilot_writes_now_reads_and_writes_back_whole(tmp_path: Path
     session, every call of both prompts judged with its result (the missing file's a failed one), and
     written back as it was."""
     _cli()
-    events = list(loads_events(session_copilot_writes(tmp_path)))
+    events = list(parse_history_text(session_copilot_writes(tmp_path)))
     assert detect_format(events) == "copilot-cli"
     neutral = COPILOT.read(events)
     assert said(neutral, "tool_call") == said(neutral, "tool_result") == CALLS
@@ -199,7 +198,7 @@ def test_the_cli_compacts_a_session_file_and_restores_its_bytes(
     assert main([*args, "--minimum-reduction", "0", "--keep-threshold", "1", "--emit", "history"]) == 0
     out = capsys.readouterr()
     assert "read as copilot-cli" in out.err
-    compacted = list(loads_events(out.out))
+    compacted = list(parse_history_text(out.out))
     assert len(out.out) < len(path.read_text(encoding="utf-8"))
     assert detect_format(compacted) == "copilot-cli"
     _chained(compacted)
@@ -219,7 +218,7 @@ def test_copilot_recalls_a_dropped_result_through_tracetrim_mcp(
     archive = ["--archive", str(tmp_path / "archive"), "--user", "u", "--agent", "a", "--session", "s"]
     args = ["compact", str(FIXTURE), "--mode", "enforce", *archive, "--eligible-tools", "*"]
     assert main([*args, "--minimum-reduction", "0", "--keep-threshold", "1", "--emit", "history"]) == 0
-    written = list(loads_events(capsys.readouterr().out))
+    written = list(parse_history_text(capsys.readouterr().out))
     [original] = [
         e["data"]["result"]["content"]
         for e in _events()

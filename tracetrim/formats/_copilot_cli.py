@@ -16,7 +16,6 @@ or counts (turn starts and ends, usage, tool progress, permissions, hooks, the s
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence, Set
 from typing import Any
 
@@ -418,8 +417,3 @@ def to_copilot_cli(messages: Sequence[Any]) -> list[Any]:
     _relink(out, fresh)
     _renumber_chunks(out, responses_gone)
     return JsonLines(out)
-
-
-def loads_events(text: str) -> JsonLines:
-    """The events of an ``events.jsonl`` file's text (a test and tool helper)."""
-    return JsonLines(json.loads(line) for line in text.splitlines() if line.strip())
