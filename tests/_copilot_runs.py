@@ -117,6 +117,32 @@ def session_copilot_compacts(home: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text("utf-8").splitlines()]
 
 
+def session_copilot_delegates(home: Path) -> list[dict[str, Any]]:
+    """The events of a session whose model hands a look at a file to a sub-agent (Copilot's ``task`` tool,
+    an ``explore`` agent that views the file and reports), then views it itself and answers: the
+    sub-agent's own messages and calls among the session's events, each carrying its ``agentId``."""
+    work = home / "work"
+    work.mkdir(parents=True)
+    (work / "a.txt").write_text("alpha\n", "utf-8")
+    task = {
+        "description": "look",
+        "prompt": "View a.txt and report.",
+        "agent_type": "explore",
+        "name": "looker",
+    }
+    script = [
+        [{"type": "tool_use", "id": "call_01", "name": "task", "input": task}],
+        _tool("call_s1", "view", path=str(work / "a.txt")),  # the sub-agent's
+        [{"type": "text", "text": "a.txt says alpha."}],  # its report
+        _tool("call_02", "view", path=str(work / "a.txt")),
+        [{"type": "text", "text": "It says alpha."}],
+    ]
+    with api_stub(script) as stub:
+        copilot(home, work, stub, "What is in a.txt?")
+    (path,) = sessions(home).glob("*/events.jsonl")
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+
+
 def session_id(events: Sequence[dict[str, Any]]) -> str:
     """A session's id, as its start event names it."""
     start = next(e for e in events if e.get("type") == "session.start")

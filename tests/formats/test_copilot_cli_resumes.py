@@ -21,7 +21,14 @@ from typing import Any
 import pytest
 
 from tests._compact_plans import RESUME_PLANS, compact
-from tests._copilot_runs import CLI, FIXTURE, going_on, session_copilot_compacts, session_copilot_writes
+from tests._copilot_runs import (
+    CLI,
+    FIXTURE,
+    going_on,
+    session_copilot_compacts,
+    session_copilot_delegates,
+    session_copilot_writes,
+)
 from tests._foreign_histories import foreign_histories, said
 from tests._provider_rules import (
     chat_calls,
@@ -135,6 +142,26 @@ def test_copilot_goes_on_after_its_own_compaction(tmp_path: Path) -> None:
         assert after[1] == before[1]  # Copilot's own summary
         check_chat_went_on(before, after, _kept_calls(written))
         assert (set(chat_calls(after)) < set(chat_calls(before))) == (plan == "drop-all")
+
+
+def test_copilot_goes_on_when_a_sub_agents_work_is_in_the_session(tmp_path: Path) -> None:
+    """A session in which a sub-agent (the ``task`` tool's ``explore`` agent) viewed a file: its events
+    (its prompt, its calls, its report) are never judged and stay in place, and with every pair of the
+    main agent dropped, the ``task`` call among them, Copilot resumes it under the chat-completions rules."""
+    _cli()
+    events = session_copilot_delegates(tmp_path / "run")
+    subs = [e for e in events if "agentId" in e]
+    assert {e["type"] for e in subs} >= {"user.message", "assistant.message", "tool.execution_complete"}
+    assert said(COPILOT.read(events), "tool_call") == ["call_01", "call_02"]
+    before = going_on(events, tmp_path / "before")
+    written = _written(events, RESUME_PLANS["drop-all"])
+    _chained(written)
+    assert [{k: v for k, v in e.items() if k != "parentId"} for e in written if "agentId" in e] == [
+        {k: v for k, v in e.items() if k != "parentId"} for e in subs
+    ]
+    after = going_on(written, tmp_path / "after")
+    check_chat_went_on(before, after, _kept_calls(written))
+    assert not chat_calls(after)
 
 
 def test_a_message_the_session_did_not_hold_joins_the_chain(
