@@ -58,6 +58,12 @@ def _tool(call_id: str, name: str, **arguments: Any) -> list[dict[str, Any]]:
     return [{"type": "tool_use", "id": call_id, "name": name, "input": arguments}]
 
 
+def _events_of(home: Path) -> list[dict[str, Any]]:
+    """The events of the one session Copilot kept in ``home``."""
+    (path,) = sessions(home).glob("*/events.jsonl")
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+
+
 def session_copilot_writes(home: Path) -> str:
     """The ``events.jsonl`` of a session Copilot ran for two scripted prompts: it views a file, views
     the README and runs a long command in parallel, views a file that is not there and answers; then,
@@ -113,8 +119,7 @@ def session_copilot_compacts(home: Path) -> list[dict[str, Any]]:
     ]
     with api_stub([*script, [{"type": "text", "text": "Counted."}]], aside=summarising) as stub:
         copilot(home, work, stub, "Count.", window=20_000)
-    (path,) = sessions(home).glob("*/events.jsonl")
-    return [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+    return _events_of(home)
 
 
 def session_copilot_delegates(home: Path) -> list[dict[str, Any]]:
@@ -139,8 +144,7 @@ def session_copilot_delegates(home: Path) -> list[dict[str, Any]]:
     ]
     with api_stub(script) as stub:
         copilot(home, work, stub, "What is in a.txt?")
-    (path,) = sessions(home).glob("*/events.jsonl")
-    return [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+    return _events_of(home)
 
 
 def session_id(events: Sequence[dict[str, Any]]) -> str:
