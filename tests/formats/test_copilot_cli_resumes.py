@@ -304,6 +304,28 @@ def test_a_history_from_elsewhere_is_refused_naming_why() -> None:
             COPILOT.write(neutral)
 
 
+def test_the_chunks_of_a_response_that_lost_one_are_numbered_again() -> None:
+    """Copilot splits one response into chunks at each reasoning boundary (``chunkIndex`` of
+    ``chunkCount``); a chunk whose calls all went goes, and the chunks left are numbered 0..n-1 of n."""
+    call = {"toolCallId": "call_a", "name": "view", "arguments": {"path": "a.py"}}
+    chunk = {"apiCallId": "r1", "chunkCount": 2}
+    events = [
+        _event("user.message", {"content": "look"}, 0),
+        _event("assistant.message", {**chunk, "chunkIndex": 0, "content": "", "toolRequests": [call]}, 1),
+        _event(
+            "tool.execution_complete",
+            {"toolCallId": "call_a", "success": True, "result": {"content": "x"}},
+            2,
+        ),
+        _event("assistant.message", {**chunk, "chunkIndex": 1, "content": "Done.", "toolRequests": []}, 3),
+    ]
+    events = [{**e, "parentId": events[n - 1]["id"] if n else None} for n, e in enumerate(events)]
+    written = _written(events, {**RESUME_PLANS["drop-all"], "tombstones": False})
+    said_last = [e["data"] for e in written if e["type"] == "assistant.message"]
+    assert [(d["content"], d["chunkIndex"], d["chunkCount"]) for d in said_last] == [("Done.", 0, 1)]
+    _chained(written)
+
+
 def _event(kind: str, data: Any, n: int = 0) -> dict[str, Any]:
     return {"type": kind, "data": data, "id": f"e{n}", "timestamp": "t", "parentId": None}
 

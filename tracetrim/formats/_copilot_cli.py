@@ -246,15 +246,15 @@ def _assistant_event(message: Message, meta: Mapping[str, Any], i: int) -> dict[
     for j, block in enumerate(message["content"]):
         if block["type"] not in ("text", "tool_call"):
             raise common.unsupported("a Copilot CLI session", block, i, j)
-    event: dict[str, Any] = common.copied(meta[_EVENT])
-    data = event["data"]
-    read = {r.get("toolCallId"): r for r in data.get("toolRequests") or () if isinstance(r, dict)}
     if meta.get(_CALLS) and not calls and not any(t.strip() for t in texts):
         return None
+    event: dict[str, Any] = common.copied(meta[_EVENT])
+    data = event["data"]
     content = "\n\n".join(texts)
     if [c["id"] for c in calls] == list(meta.get(_CALLS, ())) and content == data.get("content", ""):
         return event
     data["content"] = content
+    read = {r.get("toolCallId"): r for r in data.get("toolRequests") or () if isinstance(r, dict)}
     requests = []
     for call in calls:
         if call["id"] not in read:
@@ -276,10 +276,11 @@ def _result_event(message: Message, meta: Mapping[str, Any], i: int) -> dict[str
     if isinstance(result, dict) and result.get("content", "") is None:  # read as the result's text
         text = common.output_text(blocks[0], "a Copilot CLI session", i, 0)
         result["content"] = text
-        if is_shortened(blocks[0]) and result.get("contents") is not None:
-            result["contents"] = [{"type": "text", "text": text}]
-        if is_shortened(blocks[0]) and result.get("detailedContent") is not None:
-            result["detailedContent"] = text
+        if is_shortened(blocks[0]):
+            if result.get("contents") is not None:
+                result["contents"] = [{"type": "text", "text": text}]
+            if result.get("detailedContent") is not None:
+                result["detailedContent"] = text
     return event
 
 
@@ -352,15 +353,16 @@ def _relink(events: list[dict[str, Any]], fresh: set[str]) -> None:
         previous = event["id"]
 
 
-def _renumber_chunks(events: list[dict[str, Any]], gone: set[str]) -> None:
-    """Number again the chunks of each response (``apiCallId``) that lost one, in place."""
+def _renumber_chunks(events: list[dict[str, Any]]) -> None:
+    """Number again the chunks of each response (``apiCallId``) that lost one (fewer chunks than their
+    ``chunkCount`` say), in place."""
     groups: dict[str, list[int]] = {}
     for n, event in enumerate(events):
         data = event["data"]
-        if event["type"] == "assistant.message" and isinstance(data.get("chunkCount"), int):
+        if event["type"] == "assistant.message" and _main(event) and isinstance(data.get("chunkCount"), int):
             groups.setdefault(str(data.get("apiCallId")), []).append(n)
-    for api_call, at in groups.items():
-        if api_call not in gone:
+    for at in groups.values():
+        if all(events[n]["data"]["chunkCount"] == len(at) for n in at):
             continue
         for k, n in enumerate(at):
             event = common.copied(events[n])
@@ -389,7 +391,6 @@ def to_copilot_cli(messages: Sequence[Any]) -> list[Any]:
         )
     present = {b["id"] for m in history for b in m["content"] if b["type"] == "tool_call"}
     out: list[dict[str, Any]] = []
-    responses_gone: set[str] = set()
     fresh: set[str] = set()
     for i, message in enumerate(history):
         values = carried(message, FORMAT)
@@ -407,7 +408,6 @@ def to_copilot_cli(messages: Sequence[Any]) -> list[Any]:
         if event["type"] == "assistant.message":
             written = _assistant_event(message, meta, i)
             if written is None:
-                responses_gone.add(str(event["data"].get("apiCallId")))
                 continue
         elif event["type"] == "tool.execution_complete":
             written = _result_event(message, meta, i)
@@ -415,5 +415,5 @@ def to_copilot_cli(messages: Sequence[Any]) -> list[Any]:
             written = common.copied(event)
         out.append(written)
     _relink(out, fresh)
-    _renumber_chunks(out, responses_gone)
+    _renumber_chunks(out)
     return JsonLines(out)
